@@ -1,0 +1,30 @@
+"""glasstorch: the PyTorch programming model in readable Python on NumPy.
+
+``import glasstorch as torch`` and PyTorch code runs on the CPU, with real
+storage, strides and views, and every layer open to read and step through.
+"""
+
+from ._core.dtype import (  # noqa: F401
+    bfloat16, bool_ as bool, can_cast, complex64, complex128, dtype, finfo, float16, float32,
+    float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
+    result_type, set_default_dtype, uint8,
+)
+from ._core.device import device  # noqa: F401
+from ._tensor import (  # noqa: F401
+    Size, Tensor, channels_last, channels_last_3d, contiguous_format, memory_format,
+    preserve_format, sparse_coo, strided, layout,
+)
+from ._core.storage import UntypedStorage  # noqa: F401
+from . import _ops
+
+for _mod in _ops.MODULES:
+    for _name in _mod.__all__:
+        globals()[_name] = getattr(_mod, _name)
+del _mod, _name
+
+# torch's short dtype aliases
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+
+__version__ = "0.1.0+torch2.13"

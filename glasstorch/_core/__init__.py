@@ -1,0 +1,1 @@
+"""Lowest layer: dtypes and promotion, devices, the array backend and the RNG."""

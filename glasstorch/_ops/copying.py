@@ -1,0 +1,125 @@
+"""Copies and conversions: clone, contiguous, to(), dtype shorthands, copy_, fill_, zero_."""
+
+from __future__ import annotations
+
+from .._core import dtype as _dt
+from .._core.device import as_device, device as _device_cls
+from .._tensor import channels_last, channels_last_3d, contiguous_format, preserve_format
+from ._common import Tensor, register, wrap, xp
+
+__all__ = ["clone"]
+
+
+def _copy_in_format(a, memory_format):
+    """A fresh copy of ``a`` laid out as ``memory_format`` asks."""
+    if memory_format is channels_last or memory_format is channels_last_3d:
+        want = 4 if memory_format is channels_last else 5
+        if a.ndim != want:
+            raise RuntimeError(f"required rank {want} tensor to use {memory_format} format")
+        order = (0,) + tuple(range(2, a.ndim)) + (1,)
+        back = (0, a.ndim - 1) + tuple(range(1, a.ndim - 1))
+        return xp.ascontiguousarray(a.transpose(order)).transpose(back)
+    if memory_format is preserve_format:
+        # like torch's empty_like: follow the input's stride order (e.g. keep a transpose)
+        return xp.copy(a, order="K")
+    return xp.ascontiguousarray(a) if a.ndim else a.copy()
+
+
+@register()
+def clone(input, *, memory_format=preserve_format):
+    """A copy with its own storage (keeps a dense layout such as a transpose)."""
+    return wrap(_copy_in_format(input._data, memory_format))
+
+
+@register()
+def contiguous(input, memory_format=contiguous_format):
+    """``input`` itself when already contiguous in ``memory_format``, else a copy."""
+    if input.is_contiguous(memory_format):
+        return input
+    return wrap(_copy_in_format(input._data, memory_format))
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    for a in args:
+        if isinstance(a, _dt.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device_cls)) or isinstance(a, int):
+            device = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__})")
+    return dtype, device
+
+
+@register()
+def to(input, *args, non_blocking=False, copy=False, memory_format=preserve_format, **kwargs):
+    """Convert dtype and/or device; returns ``input`` itself when nothing changes."""
+    dtype, device = _parse_to(args, kwargs)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    as_device(device)
+    a = input._data
+    same_dtype = dtype is None or dtype.np == a.dtype
+    if same_dtype and not copy and (memory_format is preserve_format or
+                                    input.is_contiguous(memory_format)):
+        return input
+    if memory_format is not preserve_format:
+        a = _copy_in_format(a, memory_format)
+        return wrap(a if same_dtype else a.astype(dtype.np, order="K"))
+    return wrap(a.astype(a.dtype if same_dtype else dtype.np, order="K", copy=True))
+
+
+def _dtype_shorthand(name, dt):
+    def convert(input, memory_format=preserve_format):
+        return to(input, dt, memory_format=memory_format)
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = f"``self.to({dt})``."
+    setattr(Tensor, name, convert)
+
+
+for _name, _d in (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
+                  ("bfloat16", _dt.bfloat16), ("long", _dt.int64), ("int", _dt.int32),
+                  ("short", _dt.int16), ("char", _dt.int8), ("byte", _dt.uint8),
+                  ("bool", _dt.bool_), ("cfloat", _dt.complex64), ("cdouble", _dt.complex128)):
+    _dtype_shorthand(_name, _d)
+
+
+@register()
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` into ``self`` in place, broadcasting and converting dtype."""
+    s = src._data if isinstance(src, Tensor) else xp.asarray(src)
+    try:
+        b = xp.broadcast_to(s, self._data.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({self._data.shape[-1] if self._data.ndim else 1}"
+                           f") must match the size of tensor b "
+                           f"({s.shape[-1] if s.ndim else 1}) at non-singleton dimension "
+                           f"{self._data.ndim - 1}") from None
+    xp.copyto(self._data, b, casting="unsafe")
+    self._bump_version()
+    return self
+
+
+@register()
+def fill_(self, value):
+    """Set every element to ``value`` (a number or a 0-dim tensor)."""
+    if isinstance(value, Tensor):
+        if value.dim():
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.dim()} dimensions.")
+        value = value._data
+    self._data[...] = value
+    self._bump_version()
+    return self
+
+
+@register()
+def zero_(self):
+    """Set every element to zero."""
+    self._data[...] = 0
+    self._bump_version()
+    return self

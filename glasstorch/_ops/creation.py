@@ -1,0 +1,340 @@
+"""Tensor creation: from data, filled, ranges, identity."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from .._core import dtype as _dt
+from .._core.device import as_device
+from ._common import Tensor, register, size_arg, wrap, xp
+
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
+           "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range",
+           "linspace", "logspace", "eye", "empty_strided", "scalar_tensor", "frombuffer"]
+
+def _leaf_dtypes(data, found):
+    """Collect the dtypes torch infers for the leaves of nested data."""
+    t = type(data)
+    if t in (list, tuple):
+        types = set(map(type, data))
+        if types <= {float} or types <= {int} or types <= {bool}:
+            if data:
+                found.add(_dt.scalar_dtype(data[0]))
+            return
+        for x in data:
+            _leaf_dtypes(x, found)
+    elif isinstance(data, Tensor):
+        found.add(data.dtype)
+    elif isinstance(data, xp.ndarray):
+        found.add(_dt.from_numpy_dtype(data.dtype))
+    elif isinstance(data, (bool, numbers.Number, xp.generic)):
+        found.add(_dt.scalar_dtype(data))
+    elif isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    else:
+        try:
+            seq = list(data)
+        except TypeError:
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'") from None
+        _leaf_dtypes(seq, found)
+
+
+def _check_ragged(data, dim=0):
+    if isinstance(data, (list, tuple)) and data:
+        first = data[0]
+        if isinstance(first, (list, tuple)):
+            n = len(first)
+            for x in data:
+                if not isinstance(x, (list, tuple)) or len(x) != n:
+                    got = len(x) if isinstance(x, (list, tuple)) else 1
+                    raise ValueError(f"expected sequence of length {n} at dim {dim + 1} "
+                                     f"(got {got})")
+            for x in data:
+                _check_ragged(x, dim + 1)
+
+
+def _array_from_data(data, dtype=None):
+    """A fresh backend array holding ``data``, with torch's dtype inference."""
+    if isinstance(data, Tensor):
+        arr = data._data
+        return arr.copy() if dtype is None else arr.astype(dtype.np)
+    if isinstance(data, xp.ndarray):
+        _dt.from_numpy_dtype(data.dtype)
+        return data.copy() if dtype is None else data.astype(dtype.np)
+    if dtype is None:
+        found = set()
+        _leaf_dtypes(data, found)
+        dtype = _dt._default[0]
+        if found:
+            dtype = None
+            for d in found:
+                dtype = d if dtype is None else _dt.promote_types(dtype, d)
+    try:
+        arr = xp.array(_unwrap_leaves(data), dtype=dtype.np)
+    except ValueError:
+        _check_ragged(data)
+        raise
+    except TypeError:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'") from None
+    return arr
+
+
+def _unwrap_leaves(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)) and data and not isinstance(data[0], (int, float)):
+        return [_unwrap_leaves(x) for x in data]
+    return data
+
+
+def _finish(arr, requires_grad=False):
+    t = wrap(arr)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor copying ``data``: ints -> int64, floats -> default dtype, bools -> bool."""
+    as_device(device)
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+            "requires_grad_(True), rather than torch.tensor(sourceTensor).", UserWarning,
+            stacklevel=2)
+    return _finish(_array_from_data(data, dtype), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like ``tensor`` but shares memory with Tensors and NumPy arrays when it can."""
+    as_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+    if isinstance(data, xp.ndarray):
+        t = from_numpy(data)
+        return t if dtype is None or dtype is t.dtype else t.to(dtype)
+    return wrap(_array_from_data(data, dtype))
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: share memory unless ``copy=True`` or a conversion forces it."""
+    as_device(device)
+    if isinstance(obj, Tensor):
+        t = obj
+        if dtype is not None and dtype is not t.dtype:
+            if copy is False:
+                raise ValueError("can't alias tensor to a different dtype without a copy")
+            t = t.to(dtype)
+        elif copy:
+            t = t.clone()
+    elif isinstance(obj, xp.ndarray) and not copy:
+        t = as_tensor(obj, dtype)
+    else:
+        t = wrap(_array_from_data(obj, dtype))
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray`` (writes go both ways)."""
+    if not isinstance(ndarray, xp.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dt.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    if ndarray.itemsize and any(s % ndarray.itemsize for s in ndarray.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return wrap(ndarray)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor viewing a Python buffer (bytes-like) without copying."""
+    arr = xp.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset)
+    return _finish(arr, requires_grad)
+
+
+def _dtype_or_default(dtype):
+    return _dt._default[0] if dtype is None else dtype
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    as_device(device)
+    shape = size_arg(size)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(shape)}: {list(shape)}")
+    return _finish(fill(shape, dtype=_dtype_or_default(dtype).np), requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """A tensor of zeros of the given size."""
+    return _filled(xp.zeros, size, dtype, device, requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """A tensor of ones of the given size."""
+    return _filled(xp.ones, size, dtype, device, requires_grad)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    """An uninitialised tensor of the given size."""
+    return _filled(xp.empty, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False):
+    """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    if dtype is None:
+        dtype = _dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor)
+                                 else fill_value)
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _filled(lambda shape, dtype: xp.full(shape, value, dtype=dtype),
+                   (size,), dtype, device, requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialised tensor with the given strides (in elements)."""
+    from .._tensor import _strided_array
+    dtype = _dtype_or_default(dtype)
+    extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+    storage = xp.empty(extent, dtype=dtype.np)
+    return _finish(_strided_array(storage, size, stride, 0), requires_grad)
+
+
+def _like(fill, input, dtype, requires_grad, memory_format=None):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"expected Tensor as element 0 in argument 0, but got "
+                        f"{type(input).__name__}")
+    dtype = input.dtype if dtype is None else dtype
+    return _finish(fill(input._data.shape, dtype=dtype.np), requires_grad)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _like(xp.zeros, input, dtype, requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(xp.ones, input, dtype, requires_grad)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _like(xp.empty, input, dtype, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(lambda shape, dtype: xp.full(shape, fill_value, dtype=dtype), input, dtype,
+                 requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return _finish(xp.asarray(s, dtype=_dtype_or_default(dtype).np), requires_grad)
+
+
+def _number(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is float."""
+    as_device(device)
+    if end is None:
+        start, end = 0, start
+    start, end, step = _number(start), _number(end), _number(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = _dt._default[0] if is_float else _dt.int64
+    n = max(0, math.ceil((end - start) / step))
+    # torch computes start + i * step in double (or int64) before casting.
+    acc = xp.float64 if dtype._category >= 2 else xp.int64
+    arr = (start + xp.arange(n, dtype=acc) * step).astype(dtype.np)
+    return _finish(arr, requires_grad)
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    """Deprecated inclusive range (torch.range); prefer ``arange``."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    n = int(math.floor((end - start) / step)) + 1
+    arr = (start + xp.arange(n, dtype=xp.float64) * step).astype(_dtype_or_default(dtype).np)
+    return _finish(arr, requires_grad)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
+    as_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    start, end = _number(start), _number(end)
+    dtype = _dtype_or_default(dtype)
+    acc = xp.complex128 if dtype.is_complex else xp.float64
+    arr = xp.linspace(start, end, steps, dtype=acc)
+    if dtype._category < 2:
+        arr = xp.trunc(arr.real)
+    return _finish(arr.astype(dtype.np), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """``base ** linspace(start, end, steps)``."""
+    as_device(device)
+    dtype = _dtype_or_default(dtype)
+    arr = xp.power(float(base), xp.linspace(_number(start), _number(end), steps))
+    return _finish(arr.astype(dtype.np), requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """A 2-D identity matrix of ``n`` rows and ``m`` (default ``n``) columns."""
+    as_device(device)
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m or 0)}")
+    return _finish(xp.eye(n, m, dtype=_dtype_or_default(dtype).np), requires_grad)
+
+
+@register()
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    return _finish(_array_from_data(data, dtype or self.dtype), requires_grad)
+
+
+def _new_filled(fill):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+        return _filled(fill, size, dtype or self.dtype, device, requires_grad)
+    return method
+
+
+Tensor.new_zeros = _new_filled(xp.zeros)
+Tensor.new_ones = _new_filled(xp.ones)
+Tensor.new_empty = _new_filled(xp.empty)
+
+
+@register()
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)

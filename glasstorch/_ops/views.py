@@ -1,0 +1,504 @@
+"""View operators: results share storage with their input and report torch's strides.
+
+NumPy's own views are used where they agree with torch's (slicing, transpose,
+squeeze); elsewhere the torch strides are computed here and the view is
+built directly over the storage.
+"""
+
+from __future__ import annotations
+
+from .._tensor import _contiguous_strides, _strided_array
+from ._common import Tensor, register, size_arg, view_of, wrap_dim, xp
+
+__all__ = ["view_as", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "t",
+           "transpose", "swapaxes", "swapdims", "permute", "narrow", "select", "diagonal",
+           "as_strided", "split", "chunk", "unbind", "movedim", "moveaxis", "broadcast_to",
+           "tensor_split", "hsplit", "vsplit", "dsplit", "view_as_real", "view_as_complex",
+           "real", "imag", "adjoint"]
+
+
+def _strided_view(input, shape, strides, offset=None):
+    if offset is None:
+        offset = input.storage_offset()
+    return view_of(input, _strided_array(input._data, shape, strides, offset))
+
+
+def _infer_size(shape, numel):
+    """Resolve one -1 in ``shape`` against ``numel``, with torch's errors."""
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for s in shape:
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = list(shape)
+        shape[neg[0]] = numel // known
+        return tuple(shape)
+    if known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _view_strides(oldshape, oldstride, newshape):
+    """Strides that let ``newshape`` view memory laid out as (oldshape, oldstride), or None."""
+    numel = 1
+    for s in oldshape:
+        numel *= s
+    if numel <= 1 or not oldshape:
+        return _contiguous_strides(newshape)
+    newstride = [0] * len(newshape)
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        # a chunk of dims ends where the memory stops being contiguous
+        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1 and
+                             oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+def _view_shape(input, shape):
+    """The view of ``input`` with ``shape``, or None when the strides forbid it."""
+    a = input._data
+    shape = _infer_size(shape, a.size)
+    if a.flags.c_contiguous:
+        return view_of(input, a.reshape(shape))
+    strides = _view_strides(a.shape, input.stride(), shape)
+    if strides is None:
+        return None
+    return _strided_view(input, shape, strides)
+
+
+@register()
+def view(input, *shape):
+    """A view with a new shape (one dim may be -1); errors if the strides do not allow it.
+
+    ``view(dtype)`` reinterprets the bytes as another dtype instead.
+    """
+    from .._core.dtype import dtype as _dtype_cls
+    if len(shape) == 1 and isinstance(shape[0], _dtype_cls):
+        return _view_dtype(input, shape[0])
+    out = _view_shape(input, size_arg(shape))
+    if out is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return out
+
+
+def _view_dtype(input, dtype):
+    a = input._data
+    if dtype.itemsize != a.itemsize and a.ndim and input.stride(-1) != 1:
+        raise RuntimeError("self.stride(-1) must be 1 to view " + str(input.dtype) + " as " +
+                           str(dtype) + " (different element sizes), but got " +
+                           str(input.stride(-1)))
+    return view_of(input, a.view(dtype.np))
+
+
+@register()
+def view_as(input, other):
+    return view(input, other.shape)
+
+
+@register()
+def reshape(input, *shape):
+    """A view when the strides allow one, otherwise a contiguous copy."""
+    shape = size_arg(shape)
+    out = _view_shape(input, shape)
+    if out is None:
+        from .._tensor import _wrap
+        return _wrap(input._data.reshape(_infer_size(shape, input._data.size)))
+    return out
+
+
+@register()
+def reshape_as(input, other):
+    return reshape(input, other.shape)
+
+
+@register()
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one (a view when possible)."""
+    a = input._data
+    if a.ndim == 0:
+        return reshape(input, 1)
+    s, e = wrap_dim(start_dim, a.ndim), wrap_dim(end_dim, a.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    n = 1
+    for d in a.shape[s:e + 1]:
+        n *= d
+    return reshape(input, a.shape[:s] + (n,) + a.shape[e + 1:])
+
+
+@register()
+def unflatten(input, dim, sizes):
+    """Split ``dim`` into ``sizes`` (one may be -1)."""
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    sizes = _infer_size(tuple(sizes), a.shape[d]) if sizes else ()
+    return view(input, a.shape[:d] + tuple(sizes) + a.shape[d + 1:])
+
+
+@register()
+def squeeze(input, dim=None):
+    """Drop size-1 dims (all of them, or those in ``dim``)."""
+    a = input._data
+    if dim is None:
+        return view_of(input, a.squeeze())
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    axes = tuple(d for d in {wrap_dim(d, a.ndim) for d in dims} if a.ndim and a.shape[d] == 1)
+    return view_of(input, a.squeeze(axes) if axes else a.view())
+
+
+@register()
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at ``dim``."""
+    a = input._data
+    d = wrap_dim(dim, a.ndim + 1)
+    shape = list(a.shape)
+    strides = list(input.stride())
+    new_stride = shape[d] * strides[d] if d < a.ndim else 1
+    shape.insert(d, 1)
+    strides.insert(d, new_stride)
+    return _strided_view(input, shape, strides)
+
+
+@register()
+def t(input):
+    """Transpose a tensor of at most 2 dims."""
+    a = input._data
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return view_of(input, a.T)
+
+
+@register("swapaxes", "swapdims")
+def transpose(input, dim0, dim1):
+    """Swap two dims (a view)."""
+    a = input._data
+    d0, d1 = wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)
+    return view_of(input, a.swapaxes(d0, d1))
+
+
+swapaxes = swapdims = transpose
+
+
+@register()
+def adjoint(input):
+    return transpose(input, -2, -1).conj()
+
+
+@register()
+def permute(input, *dims):
+    """Reorder dims (a view)."""
+    a = input._data
+    dims = size_arg(dims)
+    if len(dims) != a.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}")
+    axes = tuple(wrap_dim(d, a.ndim) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return view_of(input, a.transpose(axes))
+
+
+@register()
+def expand(input, *sizes):
+    """Broadcast to ``sizes`` without copying (-1 keeps a dim); expanded dims get stride 0."""
+    a = input._data
+    sizes = size_arg(sizes)
+    if len(sizes) < a.ndim:
+        raise RuntimeError(f"expand({input.type()}{{{list(a.shape)}}}, size={list(sizes)}): the "
+                           f"number of sizes provided ({len(sizes)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({a.ndim})")
+    lead = len(sizes) - a.ndim
+    old_strides = input.stride()
+    shape, strides = [], []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            shape.append(s)
+            strides.append(0)
+            continue
+        old = a.shape[i - lead]
+        if s == -1 or s == old:
+            shape.append(old)
+            strides.append(old_strides[i - lead])
+        elif old == 1:
+            shape.append(s)
+            strides.append(0)
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({old}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(a.shape)}")
+    return _strided_view(input, shape, strides)
+
+
+@register()
+def expand_as(input, other):
+    return expand(input, other.shape)
+
+
+def broadcast_to(input, size):
+    return expand(input, size)
+
+
+Tensor.broadcast_to = broadcast_to
+
+
+@register()
+def narrow(input, dim, start, length):
+    """The slice ``start:start+length`` along ``dim`` (a view)."""
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    start = int(start)
+    if start < 0:
+        start += a.shape[d]
+    if not 0 <= start <= a.shape[d] or length < 0 or start + length > a.shape[d]:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({a.shape[d]}).")
+    index = (slice(None),) * d + (slice(start, start + length),)
+    return view_of(input, a[index])
+
+
+@register()
+def select(input, dim, index):
+    """Index ``index`` along ``dim``, removing that dim (a view)."""
+    a = input._data
+    if a.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, a.ndim)
+    size = a.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(a.shape)} at dimension {d}")
+    return view_of(input, a[(slice(None),) * d + (index,)])
+
+
+@register()
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal over ``dim1``/``dim2`` as a view, moved to the last dim."""
+    a = input._data
+    d1, d2 = wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    strides = input.stride()
+    base = input.storage_offset()
+    if offset >= 0:
+        n = max(0, min(a.shape[d1], a.shape[d2] - offset))
+        base += offset * strides[d2] if n else 0
+    else:
+        n = max(0, min(a.shape[d1] + offset, a.shape[d2]))
+        base -= offset * strides[d1] if n else 0
+    keep = [i for i in range(a.ndim) if i not in (d1, d2)]
+    shape = [a.shape[i] for i in keep] + [n]
+    new_strides = [strides[i] for i in keep] + [strides[d1] + strides[d2]]
+    return _strided_view(input, shape, new_strides, base)
+
+
+@register()
+def as_strided(input, size, stride, storage_offset=None):
+    """A view with explicit size, stride and storage offset (in elements)."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    offset = input.storage_offset() if storage_offset is None else storage_offset
+    return _strided_view(input, size, stride, offset)
+
+
+@register()
+def unfold(input, dimension, size, step):
+    """All windows of ``size`` along ``dimension`` every ``step``, as a new last dim."""
+    a = input._data
+    d = wrap_dim(dimension, a.ndim) if a.ndim else 0
+    length = a.shape[d] if a.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    strides = list(input.stride())
+    shape = list(a.shape)
+    if a.ndim == 0:
+        return _strided_view(input, [size], [1])
+    shape[d] = (length - size) // step + 1
+    last = strides[d]
+    strides[d] = last * step
+    return _strided_view(input, shape + [size], strides + [last])
+
+
+@register()
+def split(input, split_size_or_sections, dim=0):
+    """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes."""
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(input, d, start, s))
+        start += s
+    return tuple(out)
+
+
+@register()
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+@register()
+def chunk(input, chunks, dim=0):
+    """Up to ``chunks`` pieces of equal size ceil(n / chunks)."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    a = input._data
+    n = a.shape[wrap_dim(dim, a.ndim)]
+    size = -(-n // chunks) if n else 0
+    if size == 0:
+        return tuple(narrow(input, dim, 0, 0) for _ in range(chunks if n == 0 else 1))
+    return split(input, size, dim)
+
+
+@register()
+def tensor_split(input, indices_or_sections, dim=0):
+    """Split into ``sections`` nearly-equal parts or at the given indices (numpy style)."""
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        q, r = divmod(n, k)
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    else:
+        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+    return tuple(narrow(input, d, lo, max(hi, lo) - lo)
+                 for lo, hi in zip(bounds[:-1], bounds[1:]))
+
+
+def _split_along(name, dim, min_dim):
+    def fn(input, indices_or_sections):
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
+                               f"dimension, but got a tensor with {input.dim()} dimensions!")
+        d = 0 if (name == "hsplit" and input.dim() == 1) else dim
+        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {input.shape[d]} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    fn.__name__ = fn.__qualname__ = name
+    setattr(Tensor, name, fn)
+    return fn
+
+
+hsplit = _split_along("hsplit", 1, 1)
+vsplit = _split_along("vsplit", 0, 2)
+dsplit = _split_along("dsplit", 2, 3)
+
+
+@register()
+def unbind(input, dim=0):
+    """All slices along ``dim`` as a tuple of views."""
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    return tuple(select(input, d, i) for i in range(a.shape[d]))
+
+
+@register("moveaxis")
+def movedim(input, source, destination):
+    """Move dims from ``source`` to ``destination`` positions (a view)."""
+    a = input._data
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    src = [wrap_dim(s, a.ndim) for s in src]
+    dst = [wrap_dim(s, a.ndim) for s in dst]
+    return view_of(input, xp.moveaxis(a, src, dst))
+
+
+moveaxis = movedim
+
+
+@register()
+def view_as_real(input):
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    a = input._data
+    real = a.real.dtype
+    return view_of(input, a.view(real).reshape(a.shape + (2,)) if a.ndim else
+                   a.reshape(1).view(real))
+
+
+@register()
+def view_as_complex(input):
+    a = input._data
+    if a.ndim == 0 or a.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if input.stride(-1) != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    cplx = {xp.float32: xp.complex64, xp.float64: xp.complex128}.get(a.dtype.type)
+    if cplx is None:
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {input.dtype}")
+    return view_of(input, a.view(cplx)[..., 0])
+
+
+def _component(name):
+    def get(input):
+        a = input._data
+        if name == "imag" and not input.dtype.is_complex:
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return view_of(input, getattr(a, name) if input.dtype.is_complex else a)
+    get.__name__ = name
+    return get
+
+
+real = _component("real")
+imag = _component("imag")
+Tensor.real = property(real)
+Tensor.imag = property(imag)

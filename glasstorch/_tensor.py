@@ -1,0 +1,522 @@
+"""Tensor: a thin object over a backend array plus the autograd attributes.
+
+The backend array *is* the storage view: its data pointer, shape and strides
+are the tensor's, so views share memory for real. Operators live in
+``glasstorch._ops`` and are attached to Tensor as methods there; this file
+holds only metadata, conversions and the machinery to build results fast.
+"""
+
+from __future__ import annotations
+
+from ._core import dtype as _dt
+from ._core.backend import xp
+from ._core.device import CPU, as_device, device
+from ._core.storage import UntypedStorage, data_ptr, root_array
+
+_ndarray = xp.ndarray
+_asarray = xp.asarray
+_by_np = _dt._by_np
+_new = object.__new__
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple that prints as ``torch.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+class _VersionCounter:
+    """Shared by a tensor and all views of its storage; bumped on in-place writes."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+def _wrap(arr, cls=None):
+    """Build a fresh (non-view) Tensor around a backend array, skipping __init__."""
+    if type(arr) is not _ndarray:
+        arr = _asarray(arr)
+    t = _new(cls or Tensor)
+    t._data = arr
+    t._requires_grad = False
+    t._grad = None
+    t.grad_fn = None
+    t._base = None
+    t._version_counter = None
+    return t
+
+
+def _version_counter_of(t) -> _VersionCounter:
+    vc = t._version_counter
+    if vc is None:
+        vc = t._version_counter = _VersionCounter()
+    return vc
+
+
+def _view_of(src, arr):
+    """Wrap ``arr`` (a backend view into ``src``'s storage) as a view of ``src``."""
+    t = _wrap(arr)
+    root = src._base
+    if root is None:
+        root = src
+    t._base = root
+    t._version_counter = _version_counter_of(root)
+    return t
+
+
+def _strided_array(src_arr, shape, strides, offset):
+    """A backend view of ``src_arr``'s storage with torch-style element strides and offset."""
+    root = root_array(src_arr)
+    flat = root.reshape(-1, order="A")
+    item = src_arr.itemsize
+    if flat.dtype != src_arr.dtype:
+        flat = flat.view(xp.uint8).view(src_arr.dtype)
+    return _ndarray(tuple(shape), src_arr.dtype, buffer=flat, offset=offset * item,
+                    strides=tuple(s * item for s in strides))
+
+
+def _contiguous_strides(shape):
+    strides = []
+    acc = 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+class Tensor:
+    """A multi-dimensional array with autograd metadata, laid out like a torch.Tensor."""
+
+    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_base",
+                 "_version_counter", "__dict__", "__weakref__")
+
+    __array_priority__ = 1000  # make numpy defer to our reflected operators
+
+    def __new__(cls, *args, device=None, dtype=None):
+        # Legacy constructor: Tensor(2, 3) is uninitialised, Tensor(data) copies data.
+        dtype = dtype or _dt.get_default_dtype()
+        as_device(device)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return _wrap(args[0]._data.astype(dtype.np), cls)
+        if len(args) == 1 and not isinstance(args[0], int) and args[0] is not None and \
+                not isinstance(args[0], Size):
+            from ._ops.creation import _array_from_data
+            return _wrap(_array_from_data(args[0], dtype), cls)
+        shape = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
+        return _wrap(xp.empty(shape if shape else (0,), dtype=dtype.np), cls)
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def dtype(self):
+        return _by_np[self._data.dtype]
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    @property
+    def device(self) -> device:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def layout(self):
+        return strided
+
+    def get_device(self) -> int:
+        return -1
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    # ------------------------------------------------------------------ storage and strides
+    def stride(self, dim=None):
+        item = self._data.itemsize
+        strides = tuple(s // item for s in self._data.strides)
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, self._data.ndim)]
+
+    def untyped_storage(self) -> UntypedStorage:
+        return UntypedStorage(self._data)
+
+    def storage_offset(self) -> int:
+        return (data_ptr(self._data) - data_ptr(root_array(self._data))) // self._data.itemsize
+
+    def data_ptr(self) -> int:
+        return data_ptr(self._data)
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        if memory_format is None or memory_format is contiguous_format:
+            return _is_contiguous_strides(self._data.shape, self.stride())
+        if memory_format is channels_last:
+            if self._data.ndim != 4:
+                return False
+            n, c, h, w = self._data.shape
+            s = self.stride()
+            return _is_contiguous_strides((n, h, w, c), (s[0], s[2], s[3], s[1]))
+        if memory_format is channels_last_3d:
+            if self._data.ndim != 5:
+                return False
+            n, c, d, h, w = self._data.shape
+            s = self.stride()
+            return _is_contiguous_strides((n, d, h, w, c), (s[0], s[2], s[3], s[4], s[1]))
+        raise RuntimeError(f"unsupported memory format {memory_format}")
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def _version(self) -> int:
+        vc = self._version_counter
+        return 0 if vc is None else vc.value
+
+    def _bump_version(self):
+        # Views received their root's counter when created, so this reaches all of them.
+        _version_counter_of(self).value += 1
+
+    # ------------------------------------------------------------------ autograd attributes
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: "
+                                   f"{list(value.shape)} vs {list(self.shape)}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: "
+                                   f"{value.dtype} vs {self.dtype}")
+        self._grad = value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def data(self):
+        t = _wrap(self._data)
+        return t
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+
+    def detach(self):
+        t = _wrap(self._data)
+        t._version_counter = _version_counter_of(self)
+        return t
+
+    def detach_(self):
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # ------------------------------------------------------------------ conversions
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               f"to Scalar")
+        return self._data.reshape(()).item() if self.dtype is not _dt.bfloat16 else \
+            float(self._data.reshape(()))
+
+    def tolist(self):
+        if self.dtype in (_dt.bfloat16,):
+            return self._data.astype(xp.float32).tolist()
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._data.copy() if force else self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._data
+        return self._data.astype(dtype, copy=bool(copy))
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+                               if self._data.size else
+                               "Boolean value of Tensor with no values is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item().real if isinstance(self.item(), complex) else self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to "
+                            "an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reversed__(self):
+        return iter(self.flip(0)) if self._data.ndim else iter((self,))
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data.copy() if self._base is not None else self._data,
+                           self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        t = _wrap(self._data.copy(), type(self))
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        d = getattr(self, "__dict__", None)
+        if d:
+            import copy
+            t.__dict__.update(copy.deepcopy(d, memo))
+        memo[id(self)] = t
+        return t
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)))
+
+    # ------------------------------------------------------------------ device/dtype moves
+    def cpu(self, memory_format=None):
+        return self
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        as_device("cuda" if device is None else
+                  (f"cuda:{device}" if isinstance(device, int) else device))
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return _legacy_type_name(self.dtype)
+        if isinstance(dtype, str):
+            dtype = _legacy_name_to_dtype(dtype)
+        return self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    @property
+    def T(self):
+        if self._data.ndim > 2:
+            return self.permute(*reversed(range(self._data.ndim)))
+        return self.t() if self._data.ndim == 2 else self
+
+    @property
+    def mT(self):
+        if self._data.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self._data.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        return self.T.conj() if self.dtype.is_complex else self.T
+
+    @property
+    def mH(self):
+        return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+def _rebuild(arr, requires_grad):
+    t = _wrap(arr)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _wrap_dim(dim, ndim):
+    """Normalise a possibly negative dim, with torch's IndexError when out of range."""
+    n = ndim if ndim else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _is_contiguous_strides(shape, strides):
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size == 0:
+            return True
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+class layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+class memory_format:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+_LEGACY_NAMES = {
+    _dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
+    _dt.bfloat16: "BFloat16Tensor", _dt.uint8: "ByteTensor", _dt.int8: "CharTensor",
+    _dt.int16: "ShortTensor", _dt.int32: "IntTensor", _dt.int64: "LongTensor",
+    _dt.bool_: "BoolTensor", _dt.complex64: "ComplexFloatTensor",
+    _dt.complex128: "ComplexDoubleTensor",
+}
+
+
+def _legacy_type_name(d):
+    return "torch." + _LEGACY_NAMES[d]
+
+
+def _legacy_name_to_dtype(name):
+    for d, n in _LEGACY_NAMES.items():
+        if name in (n, "torch." + n):
+            return d
+    raise ValueError(f"invalid type: '{name}'")
