@@ -22,6 +22,8 @@ for _mod in _ops.MODULES:
         globals()[_name] = getattr(_mod, _name)
 del _mod, _name
 
+from . import linalg, random, return_types  # noqa: E402
+
 # torch's short dtype aliases
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

@@ -19,7 +19,8 @@ class device:
         if isinstance(type, int):  # torch.device(0) means the current accelerator
             type, index = "cuda", type
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+            raise TypeError(f"device() received an invalid combination of arguments - "
+                            f"got ({type!r})")
         name, sep, idx = type.partition(":")
         if sep:
             if index is not None:

@@ -1,6 +1,11 @@
-"""Every operator, defined once, grouped by kind. Importing this package attaches the
-Tensor methods; ``__all__`` of each module lists its public ``glasstorch.<name>`` functions."""
+"""Every operator, defined once, grouped by kind (one module per kind).
 
-from . import copying, creation, pointwise, views  # noqa: F401
+Importing this package attaches the Tensor methods; each module's ``__all__``
+lists the functions it contributes to the flat ``glasstorch`` namespace.
+"""
 
-MODULES = (copying, creation, pointwise, views)
+import importlib
+import pkgutil
+
+MODULES = tuple(importlib.import_module(f"{__name__}.{m.name}")
+                for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))

@@ -17,7 +17,8 @@ from .._tensor import Tensor, _view_of, _wrap, _wrap_dim
 __all__ = [
     "Tensor", "xp", "wrap", "view_of", "wrap_dim", "register", "register_inplace",
     "binary_operands", "to_array", "assign_inplace", "finish", "dims_arg", "broadcast_error",
-    "float_result_dtype", "not_implemented_for", "compute_array", "compute_dtype", "result_array", "size_arg",
+    "float_result_dtype", "not_implemented_for", "compute_array", "compute_dtype",
+    "result_array", "size_arg",
 ]
 
 wrap = _wrap

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .._core import dtype as _dt
-from .._core.device import as_device, device as _device_cls
+from .._core.device import as_device
+from .._core.device import device as _device_cls
 from .._tensor import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ._common import Tensor, register, wrap, xp
 

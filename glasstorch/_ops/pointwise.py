@@ -8,8 +8,19 @@ from __future__ import annotations
 
 from .._core import dtype as _dt
 from ._common import (
-    Tensor, binary_operands, broadcast_error, compute_array, compute_dtype, finish, float_result_dtype,
-    not_implemented_for, register, register_inplace, result_array, wrap, xp,
+    Tensor,
+    binary_operands,
+    broadcast_error,
+    compute_array,
+    compute_dtype,
+    finish,
+    float_result_dtype,
+    not_implemented_for,
+    register,
+    register_inplace,
+    result_array,
+    wrap,
+    xp,
 )
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
@@ -125,7 +136,8 @@ def div(input, other, *, rounding_mode=None, out=None):
                     else:
                         q = xp.floor_divide(x, y)
                         # floor and trunc differ where the exact quotient is negative
-                        fix = (xp.remainder(x, y) != 0) & ((xp.asarray(x) < 0) != (xp.asarray(y) < 0))
+                        neg = (xp.asarray(x) < 0) != (xp.asarray(y) < 0)
+                        fix = (xp.remainder(x, y) != 0) & neg
                         r = xp.where(fix, q + 1, q).astype(dt.np)
                 else:
                     q = xp.true_divide(compute_array(xp.asarray(x)), compute_array(xp.asarray(y)))

@@ -326,7 +326,7 @@ def as_strided(input, size, stride, storage_offset=None):
     """A view with explicit size, stride and storage offset (in elements)."""
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     offset = input.storage_offset() if storage_offset is None else storage_offset
     return _strided_view(input, size, stride, offset)
 

@@ -11,8 +11,7 @@ def _binary_with_promotion(dtype, rng):
 
 
 def _nonzero_divisor(dtype, rng):
-    for s in binary(dtype, rng, low2=1, high2=6):
-        yield s
+    yield from binary(dtype, rng, low2=1, high2=6)
     if dtype == "float32":
         yield from mixed_dtype_pairs(rng)
 

@@ -1,0 +1,1 @@
+"""glasstorch.linalg: linear algebra, mirroring torch.linalg."""

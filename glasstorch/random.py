@@ -1,0 +1,1 @@
+"""glasstorch.random: RNG state helpers, mirroring torch.random."""

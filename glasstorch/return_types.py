@@ -1,0 +1,1 @@
+"""Named tuples returned by operators such as ``max(dim=...)``, mirroring torch.return_types."""
