@@ -90,14 +90,15 @@ def _view_of(src, arr):
     return t
 
 
-def _strided_array(src_arr, shape, strides, offset):
-    """A backend view of ``src_arr``'s storage with torch-style element strides and offset."""
-    root = root_array(src_arr)
-    flat = root.reshape(-1, order="A")
-    item = src_arr.itemsize
-    if flat.dtype != src_arr.dtype:
-        flat = flat.view(xp.uint8).view(src_arr.dtype)
-    return _ndarray(tuple(shape), src_arr.dtype, buffer=flat, offset=offset * item,
+def _strided_array(src_arr, shape, strides, offset, dtype=None):
+    """A backend view of ``src_arr``'s storage with torch-style element strides and offset
+    (counted in elements of ``dtype``, by default ``src_arr``'s)."""
+    dtype = src_arr.dtype if dtype is None else dtype
+    flat = root_array(src_arr).reshape(-1, order="A")
+    if flat.dtype != xp.uint8:
+        flat = flat.view(xp.uint8)
+    item = dtype.itemsize
+    return _ndarray(tuple(shape), dtype, buffer=flat, offset=offset * item,
                     strides=tuple(s * item for s in strides))
 
 

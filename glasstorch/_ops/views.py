@@ -17,10 +17,10 @@ __all__ = ["view_as", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze",
            "real", "imag", "adjoint"]
 
 
-def _strided_view(input, shape, strides, offset=None):
+def _strided_view(input, shape, strides, offset=None, dtype=None):
     if offset is None:
         offset = input.storage_offset()
-    return view_of(input, _strided_array(input._data, shape, strides, offset))
+    return view_of(input, _strided_array(input._data, shape, strides, offset, dtype))
 
 
 def _infer_size(shape, numel):
@@ -282,6 +282,10 @@ def narrow(input, dim, start, length):
     if not 0 <= start <= a.shape[d] or length < 0 or start + length > a.shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({a.shape[d]}).")
+    if length == 0:  # numpy leaves an empty slice's pointer at the start; torch advances it
+        strides = input.stride()
+        shape = a.shape[:d] + (0,) + a.shape[d + 1:]
+        return _strided_view(input, shape, strides, input.storage_offset() + start * strides[d])
     index = (slice(None),) * d + (slice(start, start + length),)
     return view_of(input, a[index])
 
@@ -469,9 +473,9 @@ def view_as_real(input):
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
     a = input._data
-    real = a.real.dtype
-    return view_of(input, a.view(real).reshape(a.shape + (2,)) if a.ndim else
-                   a.reshape(1).view(real))
+    shape = a.shape + (2,)
+    strides = tuple(2 * s for s in input.stride()) + (1,)
+    return _strided_view(input, shape, strides, 2 * input.storage_offset(), a.real.dtype)
 
 
 @register()
