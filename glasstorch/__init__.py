@@ -14,6 +14,7 @@ from ._tensor import (  # noqa: F401
     Size, Tensor, channels_last, channels_last_3d, contiguous_format, memory_format,
     preserve_format, sparse_coo, strided, layout,
 )
+from ._tensor import legacy_tensor_types as _legacy
 from ._core.storage import UntypedStorage  # noqa: F401
 from . import _ops
 
@@ -22,7 +23,9 @@ for _mod in _ops.MODULES:
         globals()[_name] = getattr(_mod, _name)
 del _mod, _name
 
-from . import linalg, random, return_types  # noqa: E402
+from . import cuda, linalg, random, return_types  # noqa: E402
+
+globals().update(_legacy)  # FloatTensor, LongTensor, ...
 
 # torch's short dtype aliases
 half, float, double = float16, float32, float64

@@ -8,6 +8,8 @@ holds only metadata, conversions and the machinery to build results fast.
 
 from __future__ import annotations
 
+import warnings
+
 from ._core import dtype as _dt
 from ._core.backend import xp
 from ._core.device import CPU, as_device, device
@@ -213,11 +215,15 @@ class Tensor:
 
     # ------------------------------------------------------------------ storage and strides
     def stride(self, dim=None):
-        item = self._data.itemsize
-        strides = tuple(s // item for s in self._data.strides)
+        a = self._data
+        item = a.itemsize
+        if a.size == 0 and not any(a.strides):
+            strides = _contiguous_strides(a.shape)  # numpy gives fresh empty arrays 0 strides
+        else:
+            strides = tuple(s // item for s in a.strides)
         if dim is None:
             return strides
-        return strides[_wrap_dim(dim, self._data.ndim)]
+        return strides[_wrap_dim(dim, a.ndim)]
 
     def untyped_storage(self) -> UntypedStorage:
         return UntypedStorage(self._data)
@@ -431,6 +437,11 @@ class Tensor:
     @property
     def T(self):
         if self._data.ndim > 2:
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+                "to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
             return self.permute(*reversed(range(self._data.ndim)))
         return self.t() if self._data.ndim == 2 else self
 
@@ -521,3 +532,24 @@ def _legacy_name_to_dtype(name):
         if name in (n, "torch." + n):
             return d
     raise ValueError(f"invalid type: '{name}'")
+
+
+class _LegacyTensorType(type):
+    """``isinstance(t, FloatTensor)`` asks about the dtype, as in torch."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def _legacy_tensor_type(dtype):
+    def __new__(cls, *args, device=None):
+        return Tensor(*args, dtype=dtype, device=device)
+    name = _LEGACY_NAMES[dtype]
+    return _LegacyTensorType(name, (), {"__new__": __new__, "dtype": dtype,
+                                        "__doc__": f"Legacy constructor for {dtype} tensors."})
+
+
+legacy_tensor_types = {name: _legacy_tensor_type(d) for d, name in _LEGACY_NAMES.items()}

@@ -1,0 +1,1 @@
+"""Benchmarks: glasstorch and torch side by side in one run. ``python -m benchmarks``."""

@@ -1,0 +1,43 @@
+"""glasstorch.cuda: answers truthfully for this CPU build (no CUDA backend yet)."""
+
+from __future__ import annotations
+
+__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
+           "current_device", "get_device_name", "is_bf16_supported"]
+
+
+def is_available() -> bool:
+    return False
+
+
+def device_count() -> int:
+    return 0
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return False
+
+
+def manual_seed(seed: int) -> None:
+    """A no-op without CUDA, as in torch (seeding code can run unchanged)."""
+
+
+def manual_seed_all(seed: int) -> None:
+    """A no-op without CUDA, as in torch."""
+
+
+def _no_cuda(what):
+    raise RuntimeError(f"glasstorch.cuda.{what}() needs a CUDA device, but glasstorch runs on "
+                       "the CPU only for now (glasstorch.cuda.is_available() is False).")
+
+
+def synchronize(device=None) -> None:
+    _no_cuda("synchronize")
+
+
+def current_device() -> int:
+    _no_cuda("current_device")
+
+
+def get_device_name(device=None) -> str:
+    _no_cuda("get_device_name")
