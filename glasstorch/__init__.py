@@ -23,7 +23,11 @@ for _mod in _ops.MODULES:
         globals()[_name] = getattr(_mod, _name)
 del _mod, _name
 
-from . import cuda, linalg, random, return_types  # noqa: E402
+from . import autograd, cuda, linalg, random, return_types  # noqa: E402
+from .autograd.grad_mode import (  # noqa: E402
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
 
 globals().update(_legacy)  # FloatTensor, LongTensor, ...
 
