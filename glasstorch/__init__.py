@@ -23,6 +23,7 @@ for _mod in _ops.MODULES:
         globals()[_name] = getattr(_mod, _name)
 del _mod, _name
 
+from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402
 from . import autograd, cuda, linalg, random, return_types  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
