@@ -1,0 +1,1448 @@
+"""Linear algebra: products (matmul, mm, einsum...), decompositions and norms.
+
+The flat-namespace operators (``torch.matmul``, ``torch.det``...) are listed in
+``__all__``; the ``torch.linalg`` functions are defined here too and exported by
+``glasstorch.linalg`` (see ``LINALG``). Products check shapes and dtypes the way
+torch does before handing the arithmetic to NumPy: torch's matrix products do not
+promote dtypes, so neither do these. float16/bfloat16 products are computed in
+float32 and rounded once. Decompositions use NumPy's batched LAPACK routines,
+which keep float32 and complex64 in single precision.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import namedtuple
+
+from .._core import dtype as _dt
+from ._common import (
+    _SHORT,
+    Tensor,
+    binary_operands,
+    broadcast_error,
+    compute_array,
+    compute_dtype,
+    finish,
+    register,
+    register_inplace,
+    result_array,
+    wrap,
+    wrap_dim,
+    xp,
+)
+from .views import diagonal as _diagonal_view
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+           "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "cross",
+           "trace", "inverse", "det", "logdet", "slogdet", "svd", "pinverse", "matrix_power",
+           "norm", "dist", "cdist", "chain_matmul", "cholesky", "qr"]
+
+# torch.linalg name -> function in this module (glasstorch.linalg exports these)
+LINALG = {}
+
+_by_np = _dt._by_np
+_np_linalg = xp.linalg
+_LOW = (_dt.float16, _dt.bfloat16)
+_INF = float("inf")
+
+
+class LinAlgError(RuntimeError):
+    """A linear algebra routine failed (singular or non-definite input), like torch's."""
+
+
+def _linalg(name=None):
+    """Register ``fn`` as ``glasstorch.linalg.<name>``."""
+    def deco(fn):
+        LINALG[name or fn.__name__] = fn
+        return fn
+    return deco
+
+
+# named results, mirroring torch.return_types
+slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
+linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
+linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
+svd_result = namedtuple("svd", ["U", "S", "V"])
+qr_result = namedtuple("qr", ["Q", "R"])
+linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def _dtype(a):
+    return _by_np[a.dtype]
+
+
+_TYPE_NAMES = {_dt.float32: "float", _dt.float64: "double", _dt.float16: "c10::Half",
+               _dt.bfloat16: "c10::BFloat16", _dt.complex64: "c10::complex<float>",
+               _dt.complex128: "c10::complex<double>", _dt.int64: "long int",
+               _dt.int32: "int", _dt.int16: "short int", _dt.int8: "signed char",
+               _dt.uint8: "unsigned char", _dt.bool_: "bool"}
+
+
+def _same_dtype(a, b):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_TYPE_NAMES[_dtype(a)]} != {_TYPE_NAMES[_dtype(b)]}")
+
+
+def _no_bool(a, kernel, b=None):
+    # torch's bool check sits in the kernel, which empty products never reach
+    if a.dtype == xp.bool_ and (b is None or (a.size and b.size)):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _product(fn, *arrays):
+    """Run a NumPy product in the compute dtype and round once to the input dtype."""
+    dt = _dtype(arrays[0])
+    c = compute_dtype(dt)
+    if c != dt.np:
+        return result_array(fn(*(a.astype(c) for a in arrays)), dt)
+    return fn(*arrays)
+
+
+def _mm_error(a_shape, b_shape):
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                        f"({a_shape[0]}x{a_shape[1]} and {b_shape[0]}x{b_shape[1]})")
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _batch_shape(sa, sb):
+    """Broadcast two batch shapes, with torch's message when they do not."""
+    try:
+        return xp.broadcast_shapes(sa, sb)
+    except ValueError:
+        raise broadcast_error(xp.broadcast_to(0, sa), xp.broadcast_to(0, sb)) from None
+
+
+# ----------------------------------------------------------------------------- products
+
+@register("__matmul__")
+def matmul(input, other, *, out=None):
+    """Matrix product with torch's rules for 1-D (vector), 2-D and batched operands."""
+    a, b = input._data, other._data
+    da, db = a.ndim, b.ndim
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{da}D and {db}D")
+    if da == 1 and db == 1:
+        return dot(input, other, out=out)
+    if db == 1:
+        if a.shape[-1] != b.shape[0]:
+            rows = _prod(a.shape[:-1])
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{a.shape[-1]}), "
+                               f"vec ({b.shape[0]})")
+    elif db == 2:
+        if a.shape[-1] != b.shape[0]:
+            rows = 1 if da == 1 else _prod(a.shape[:-1])
+            raise _mm_error((rows, a.shape[-1]), b.shape)
+    else:
+        batch = _batch_shape(a.shape[:-2], b.shape[:-2])
+        if a.shape[-1] != b.shape[-2]:
+            n = _prod(batch)
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{n}, {a.shape[-1]}] but got: [{n}, {b.shape[-2]}].")
+    _same_dtype(a, b)
+    _no_bool(a, "addmm_impl_cpu_" if db <= 2 else "bmm", b)
+    return finish(wrap(_product(xp.matmul, a, b)), out)
+
+
+def __rmatmul__(self, other):
+    return matmul(other, self)
+
+
+Tensor.__rmatmul__ = __rmatmul__
+LINALG["matmul"] = matmul
+
+
+def _require_dim(a, n, what):
+    if a.ndim != n:
+        raise RuntimeError(what)
+
+
+@register()
+def mm(input, mat2, *, out=None):
+    """Product of two matrices (2-D only)."""
+    a, b = input._data, mat2._data
+    _require_dim(a, 2, "self must be a matrix")
+    _require_dim(b, 2, "mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise _mm_error(a.shape, b.shape)
+    _same_dtype(a, b)
+    _no_bool(a, "addmm_impl_cpu_", b)
+    return finish(wrap(_product(xp.matmul, a, b)), out)
+
+
+def _check_bmm(a, b):
+    _require_dim(a, 3, "batch1 must be a 3D tensor")
+    _require_dim(b, 3, "batch2 must be a 3D tensor")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, "
+                           f"{b.shape[1]}].")
+    _no_bool(a, "bmm", b)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_SHORT[_dtype(a)]} but found "
+                           f"{_SHORT[_dtype(b)]}")
+
+
+@register()
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of (b, n, m) and (b, m, p) tensors; no broadcasting."""
+    a, b = input._data, mat2._data
+    _check_bmm(a, b)
+    return finish(wrap(_product(xp.matmul, a, b)), out)
+
+
+@register()
+def mv(input, vec, *, out=None):
+    """Matrix-vector product."""
+    a, v = input._data, vec._data
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    if a.shape[1] != v.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat "
+                           f"({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})")
+    if a.dtype != v.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_SHORT[_dtype(v)]}, {_SHORT[_dtype(a)]}, and {_SHORT[_dtype(v)]}")
+    _no_bool(a, "addmv_impl_cpu", v)
+    return finish(wrap(_product(xp.matmul, a, v)), out)
+
+
+def _check_dot(x, y, name):
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+                           f"{_SHORT[_dtype(x)]} and {_SHORT[_dtype(y)]}")
+    if x.shape[0] != y.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
+                           f"[{y.shape[0]}] to have the same number of elements, but got "
+                           f"{x.shape[0]} and {y.shape[0]} elements respectively")
+    _no_bool(x, "dot")
+
+
+@register()
+def dot(input, tensor, *, out=None):
+    """Inner product of two 1-D tensors of one dtype."""
+    x, y = input._data, tensor._data
+    _check_dot(x, y, "dot")
+    return finish(wrap(_product(xp.dot, x, y)), out)
+
+
+@register()
+def vdot(input, other, *, out=None):
+    """Dot product with the first argument conjugated."""
+    x, y = input._data, other._data
+    _check_dot(x, y, "dot")
+    return finish(wrap(_product(xp.vdot, x, y)), out)
+
+
+def _same_dtype_scalar(a, b):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_SHORT[_dtype(a)]} but found "
+                           f"{_SHORT[_dtype(b)]}")
+
+
+@register()
+def inner(input, other, *, out=None):
+    """Sum product over the last dimension of both inputs (a product when one is 0-d)."""
+    a, b = input._data, other._data
+    if a.ndim == 0 or b.ndim == 0:
+        x, y, dt = binary_operands(input, other)
+        return finish(wrap(xp.multiply(x, y)), out)
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(a.shape)} and {list(b.shape)}")
+    _same_dtype_scalar(a, b)
+    _no_bool(a, "addmm_impl_cpu_", b)
+    return finish(wrap(_product(xp.inner, a, b)), out)
+
+
+@register("ger")
+def outer(input, vec2, *, out=None):
+    """Outer product of two vectors (dtypes promote, as in a product)."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
+                               f"{v._data.ndim}-D")
+    x, y, dt = binary_operands(input, vec2)
+    return finish(wrap(xp.multiply.outer(x, y)), out)
+
+
+ger = outer
+
+
+def _combine(input, prod, beta, alpha, dt, name):
+    """beta * input + alpha * prod, broadcasting input to prod's shape."""
+    c = input._data
+    try:
+        c = xp.broadcast_to(c, prod.shape)
+    except ValueError:
+        raise RuntimeError(f"{name}: the input of shape {list(c.shape)} can not be broadcast to "
+                           f"{list(prod.shape)}") from None
+    if dt is _dt.bool_:
+        r = xp.logical_and(prod, bool(alpha))
+        if beta:
+            r = r | c
+        return r
+    cd = compute_dtype(dt)
+    if dt._category < 2:
+        beta, alpha = int(beta), int(alpha)
+    r = prod.astype(cd, copy=False)
+    if alpha != 1:
+        r = r * xp.asarray(alpha).astype(cd)
+    if beta != 0:
+        cb = c.astype(cd, copy=False)
+        r = r + (cb if beta == 1 else cb * xp.asarray(beta).astype(cd))
+    return result_array(xp.asarray(r), dt)
+
+
+def _check_add_dtype(input, a, name):
+    if input._data.dtype != a.dtype:
+        raise RuntimeError(f"{name} must have the same dtype, but got "
+                           f"{_SHORT[_dtype(input._data)]} and {_SHORT[_dtype(a)]}")
+
+
+@register()
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat1 @ mat2)."""
+    a, b = mat1._data, mat2._data
+    _require_dim(a, 2, "mat1 must be a matrix, got " + f"{a.ndim}-D tensor")
+    _require_dim(b, 2, "mat2 must be a matrix, got " + f"{b.ndim}-D tensor")
+    if a.shape[1] != b.shape[0]:
+        raise _mm_error(a.shape, b.shape)
+    _same_dtype(a, b)
+    _check_add_dtype(input, a, "self and mat2")
+    _no_bool(a, "addmm_impl_cpu_")
+    prod = _product(xp.matmul, a, b)
+    return finish(wrap(_combine(input, prod, beta, alpha, _dtype(a), "addmm")), out)
+
+
+@register()
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat @ vec)."""
+    if input._data.dtype != mat._data.dtype or mat._data.dtype != vec._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_SHORT[input.dtype]}, {_SHORT[mat.dtype]}, and {_SHORT[vec.dtype]}")
+    prod = mv(mat, vec)._data
+    return finish(wrap(_combine(input, prod, beta, alpha, mat.dtype, "addmv")), out)
+
+
+@register()
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (batch1 @ batch2), batched."""
+    a, b = batch1._data, batch2._data
+    _check_bmm(a, b)
+    if input._data.dtype != a.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input "
+                           f"{_TYPE_NAMES[input.dtype]}, batch1: {_TYPE_NAMES[_dtype(a)]}, "
+                           f"batch2: {_TYPE_NAMES[_dtype(b)]}")
+    prod = _product(xp.matmul, a, b)
+    return finish(wrap(_combine(input, prod, beta, alpha, _dtype(a), "baddbmm")), out)
+
+
+@register()
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * sum_i(batch1[i] @ batch2[i])."""
+    a, b = batch1._data, batch2._data
+    _check_bmm(a, b)
+    _check_add_dtype(input, a, "self and mat2")
+    dt = _dtype(a)
+    prod = result_array(xp.matmul(compute_array(a), compute_array(b)).sum(axis=0), dt)
+    return finish(wrap(_combine(input, prod, beta, alpha, dt, "addbmm")), out)
+
+
+@register()
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2); dtypes promote like elementwise ops."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    dt = _dt.result_dtype(input, vec1, vec2)
+    if dt._category < 2 and dt is not _dt.bool_ and (isinstance(beta, float) or
+                                                     isinstance(alpha, float)):
+        which = "beta" if isinstance(beta, float) else "alpha"
+        raise RuntimeError(f"For integral input tensors, argument {which} must not be a "
+                           f"floating point number.")
+    x = vec1._data.astype(compute_dtype(dt), copy=False)
+    y = vec2._data.astype(compute_dtype(dt), copy=False)
+    prod = xp.multiply.outer(x, y)
+    inp = wrap(input._data.astype(dt.np, copy=False))
+    return finish(wrap(_combine(inp, prod, beta, alpha, dt, "addr")), out)
+
+
+for _fn in (addmm, addmv, baddbmm, addbmm, addr):
+    register_inplace(_fn)
+
+
+# ----------------------------------------------------------------------------- einsum & co
+
+def _int_sum_dtype(dt):
+    # torch's sum turns bool/integers into int64
+    return _dt.int64 if dt._category < 2 else dt
+
+
+def einsum(equation, *operands):
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)`` (operands as varargs or a list)."""
+    if not isinstance(equation, str):
+        # sublist form: einsum(op0, [0, 1], op1, [1, 2], [0, 2])
+        args = (equation,) + operands
+        n = len(args) // 2
+        arrays = [args[2 * i]._data for i in range(n)]
+        dt = arrays[0].dtype
+        pairs = [x for i in range(n) for x in (compute_array(arrays[i]), args[2 * i + 1])]
+        return wrap(result_array(xp.asarray(xp.einsum(*pairs, *args[2 * n:])), _by_np[dt]))
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    arrays = [op._data for op in operands]
+    sizes = {}
+    for i, (term, a) in enumerate(zip(terms, arrays)):
+        letters = term.replace("...", "")
+        if "..." not in term and len(letters) != a.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({len(letters)}) does not match the number of dimensions "
+                               f"({a.ndim}) for operand {i} and no ellipsis was given")
+        if "..." in term and len(letters) > a.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({len(letters)}) is more than the number of dimensions "
+                               f"({a.ndim}) for operand {i}")
+        dims = a.shape[:len(letters)] if not term.startswith("...") else \
+            a.shape[a.ndim - len(letters):]
+        if "..." in term and not term.startswith("...") and not term.endswith("..."):
+            k = term.index("...")
+            dims = a.shape[:k] + a.shape[a.ndim - (len(letters) - k):]
+        elif term.endswith("...") and "..." in term:
+            dims = a.shape[:len(letters)]
+        for ch, n in zip(letters, dims):
+            if not ch.isalpha():
+                raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the "
+                                   f"equation string, subscripts must be in [a-zA-Z]")
+            seen = sizes.get((i, ch))
+            if seen is not None and seen != n:
+                raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {i} but "
+                                   f"the sizes don't match, {seen} != {n}")
+            sizes[(i, ch)] = n
+    if arrow:
+        out_letters = set(rhs.replace("...", ""))
+    else:
+        counts = {}
+        for ch in lhs.replace(",", "").replace("...", ""):
+            counts[ch] = counts.get(ch, 0) + 1
+        out_letters = {ch for ch, c in counts.items() if c == 1}
+    # result dtype: operands summed on their own go through sum (ints -> int64); a
+    # contraction between operands is a bmm, which refuses mixed dtypes
+    dts = []
+    contracted = False
+    for i, term in enumerate(terms):
+        mine = set(term.replace("...", ""))
+        others = set("".join(t for j, t in enumerate(terms) if j != i).replace("...", ""))
+        dt = _dtype(arrays[i])
+        if mine - out_letters - others:
+            dt = _int_sum_dtype(dt)
+        if (mine & others) - out_letters:
+            contracted = True
+        dts.append(dt)
+    if contracted:
+        if any(d is not dts[0] for d in dts):
+            raise RuntimeError(f"expected scalar type {_SHORT[dts[0]]} but found "
+                               f"{_SHORT[next(d for d in dts if d is not dts[0])]}")
+        if dts[0] is _dt.bool_:
+            raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    dt = dts[0]
+    for d in dts[1:]:
+        dt = _dt.promote_types(dt, d)
+    cd = compute_dtype(dt)
+    try:
+        r = xp.einsum(eq, *[a.astype(cd, copy=False) for a in arrays])
+    except ValueError as e:
+        raise RuntimeError(f"einsum(): {e}") from None
+    return wrap(result_array(xp.asarray(r), dt))
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sum product over the last ``dims`` axes of ``a`` and first of ``b`` (or given lists)."""
+    x, y = a._data, b._data
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(x.ndim, y.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
+        da = list(range(x.ndim - dims, x.ndim))
+        db = list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    da = [wrap_dim(d, x.ndim) for d in da]
+    db = [wrap_dim(d, y.ndim) for d in db]
+    for i, j in zip(da, db):
+        if x.shape[i] != y.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{x.shape[i]} in dim {i} and second has size {y.shape[j]} in "
+                               f"dim {j}")
+    if x.dtype != y.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    _no_bool(x, "addmm_impl_cpu_")
+    return finish(wrap(_product(lambda p, q: xp.tensordot(p, q, (da, db)), x, y)), out)
+
+
+@register()
+def kron(input, other, *, out=None):
+    """Kronecker product (dtypes promote)."""
+    x, y, dt = binary_operands(input, other)
+    x, y = xp.asarray(x), xp.asarray(y)
+    return finish(wrap(result_array(xp.kron(x, y), dt)), out)
+
+
+def _cross(input, other, dim, name):
+    a, b = input._data, other._data
+    try:
+        shape = xp.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise broadcast_error(a, b) from None
+    if dim is None:
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    d = wrap_dim(dim, len(shape))
+    sa, sb = (x.shape[d - len(shape) + x.ndim] if d - len(shape) + x.ndim >= 0 else 1
+              for x in (a, b))
+    if sa != 3 or sb != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {sa} "
+                           f"and {sb}")
+    _no_bool(a, "cross")
+    _same_dtype_scalar(a, b)
+    a, b = xp.broadcast_to(a, shape), xp.broadcast_to(b, shape)
+    r = xp.cross(compute_array(a), compute_array(b), axis=d)
+    return wrap(result_array(r, _dtype(a)))
+
+
+@register()
+def cross(input, other, dim=None, *, out=None):
+    """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3)."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use torch.linalg.cross.",
+                      UserWarning, stacklevel=2)
+    return finish(_cross(input, other, dim, "torch.cross"), out)
+
+
+@_linalg("cross")
+def linalg_cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along ``dim`` (default the last), broadcasting."""
+    return finish(_cross(input, other, dim, "linalg.cross"), out)
+
+
+@register()
+def trace(input):
+    """Sum of the main diagonal of a matrix (integers sum into int64, like torch.sum)."""
+    a = input._data
+    _no_bool(a, "trace")
+    if a.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
+    dt = _int_sum_dtype(_dtype(a))
+    return wrap(result_array(xp.asarray(xp.trace(a, dtype=compute_dtype(dt))), dt))
+
+
+@_linalg()
+def multi_dot(tensors, *, out=None):
+    """Product of a chain of matrices (the first and last may be vectors)."""
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    arrays = [t._data for t in tensors]
+    for i, a in enumerate(arrays):
+        if i == 0:
+            if a.ndim not in (1, 2):
+                raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
+                                   f"{a.ndim}D")
+        elif i == n - 1:
+            if a.ndim not in (1, 2):
+                raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got "
+                                   f"{a.ndim}D")
+        elif a.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {a.ndim}D")
+        if a.dtype != arrays[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {_TYPE_NAMES[_dtype(arrays[0])]} and tensor {i} "
+                               f"{_TYPE_NAMES[_dtype(a)]}")
+    for i in range(n - 1):
+        p, q = arrays[i], arrays[i + 1]
+        if p.shape[-1] != q.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(p.shape)} and {list(q.shape)} cannot be multiplied")
+    _no_bool(arrays[0], "addmm_impl_cpu_")
+    return finish(wrap(_product(lambda *xs: xp.linalg.multi_dot(list(xs)), *arrays)), out)
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated torch.chain_matmul: the product of 2-D matrices."""
+    if len(matrices) == 1:
+        return matrices[0].clone() if hasattr(matrices[0], "clone") else \
+            wrap(matrices[0]._data.copy())
+    for m in matrices:
+        if m._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
+    return multi_dot(list(matrices), out=out)
+
+
+# ----------------------------------------------------------------------------- decompositions
+
+def _check_float(a, name, low=RuntimeError, low_msg=None, int_exc=RuntimeError,
+                 empty_ok=True):
+    """Refuse what torch's LAPACK wrappers refuse: integers, bool and float16/bfloat16."""
+    dt = _dtype(a)
+    if empty_ok and a.size == 0 and (int_exc if dt._category < 2 else low) is NotImplementedError:
+        return dt  # torch's kernel dtype check is never reached for empty input
+    if dt._category < 2:
+        if int_exc is NotImplementedError:
+            raise NotImplementedError(f'"{low_msg}" not implemented for \'{_SHORT[dt]}\'')
+        raise int_exc(f"{name}: Expected a floating point or complex tensor as input. "
+                      f"Got {_SHORT[dt]}")
+    if dt in _LOW:
+        if low is NotImplementedError:
+            raise NotImplementedError(f'"{low_msg}" not implemented for \'{_SHORT[dt]}\'')
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_SHORT[dt]}")
+    return dt
+
+
+def _check_matrix(a, name, square=True):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if square and a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+
+
+def _batch_error(name, a, msg, check):
+    """Find the failing batch element (torch names it) and raise LinAlgError."""
+    if a.ndim > 2:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        for i in range(flat.shape[0]):
+            try:
+                check(flat[i])
+            except _np_linalg.LinAlgError:
+                return LinAlgError(f"{name}: (Batch element {i}): {msg}")
+    return LinAlgError(f"{name}: {msg}")
+
+
+_SINGULAR = ("The diagonal element 1 is zero, the inversion could not be completed because "
+             "the input matrix is singular.")
+
+
+@_linalg("inv")
+@register("inverse")
+def inverse(input, *, out=None):
+    """Inverse of square matrices (batched); LinAlgError when singular."""
+    a = input._data
+    _check_float(a, "linalg.inv")
+    _check_matrix(a, "linalg.inv")
+    if a.size == 0:
+        return finish(wrap(a.copy()), out)
+    try:
+        r = _np_linalg.inv(a)
+    except _np_linalg.LinAlgError:
+        raise _batch_error("linalg.inv", a, _SINGULAR, _np_linalg.inv) from None
+    return finish(wrap(result_array(r, _dtype(a))), out)
+
+
+@_linalg()
+def solve(A, B, *, left=True, out=None):
+    """Solve A X = B (or X A = B with ``left=False``), batched and broadcasting."""
+    a, b = A._data, B._data
+    _check_float(a, "linalg.solve", NotImplementedError, "lu_cpu")
+    _check_matrix(a, "linalg.solve")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_SHORT[_dtype(a)]} and B of type {_SHORT[_dtype(b)]} "
+                           f"instead")
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if not left:
+        a = xp.swapaxes(a, -1, -2)
+        if not vector:
+            b = xp.swapaxes(b, -1, -2)
+    bm = b[..., None] if vector else b
+    if bm.shape[-2] != a.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
+                           f"{bm.shape[-2]}x{bm.shape[-1]})")
+    batch = _batch_shape(a.shape[:-2], bm.shape[:-2])
+    a = xp.broadcast_to(a, batch + a.shape[-2:])
+    bm = xp.broadcast_to(bm, batch + bm.shape[-2:])
+    if a.size == 0 or bm.size == 0:
+        r = xp.zeros(bm.shape, a.dtype)
+    else:
+        try:
+            r = _np_linalg.solve(a, bm)
+        except _np_linalg.LinAlgError:
+            raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
+                              "is singular.") from None
+    if vector:
+        r = r[..., 0]
+    elif not left:
+        r = xp.swapaxes(r, -1, -2)
+    return finish(wrap(xp.ascontiguousarray(result_array(r, _dtype(A._data)))), out)
+
+
+@_linalg("det")
+@register()
+def det(input):
+    """Determinant of square matrices (batched)."""
+    a = input._data
+    _check_float(a, "linalg.det", NotImplementedError, "lu_cpu")
+    _check_matrix(a, "linalg.det")
+    if a.size == 0:
+        return wrap(xp.ones(a.shape[:-2], a.dtype))
+    return wrap(result_array(xp.asarray(_np_linalg.det(a)), _dtype(a)))
+
+
+def _slogdet(input, name):
+    a = input._data
+    dt = _check_float(a, name)
+    _check_matrix(a, name)
+    if a.size == 0:
+        return xp.ones(a.shape[:-2], a.dtype), xp.zeros(a.shape[:-2], dt.to_real().np)
+    sign, lad = _np_linalg.slogdet(a)
+    return (result_array(xp.asarray(sign), dt),
+            result_array(xp.asarray(lad), dt.to_real()))
+
+
+@_linalg("slogdet")
+def linalg_slogdet_fn(A, *, out=None):
+    """(sign, log|det|) of square matrices; sign is 0 and logabsdet -inf when singular."""
+    sign, lad = _slogdet(A, "linalg.slogdet")
+    return linalg_slogdet(wrap(sign), wrap(lad))
+
+
+@register()
+def slogdet(input):
+    """torch.slogdet: (sign, logabsdet) of square matrices."""
+    sign, lad = _slogdet(input, "linalg.slogdet")
+    return slogdet_result(wrap(sign), wrap(lad))
+
+
+@register()
+def logdet(input):
+    """log(det(input)): NaN for a negative real determinant, -inf for a singular matrix."""
+    sign, lad = _slogdet(input, "logdet")
+    if xp.iscomplexobj(sign):
+        with xp.errstate(all="ignore"):
+            r = (lad + xp.log(sign)).astype(sign.dtype)
+        r = xp.where(sign == 0, xp.asarray(complex(-_INF, xp.nan), sign.dtype), r)
+    else:
+        r = xp.where(sign < 0, xp.asarray(xp.nan, lad.dtype), lad)
+    return wrap(xp.asarray(r))
+
+
+_NOT_PD = ("The factorization could not be completed because the input is not "
+           "positive-definite (the leading minor of order {} is not positive-definite).")
+
+
+@_linalg("cholesky")
+def linalg_cholesky(A, *, upper=False, out=None):
+    """Cholesky factor L (A = L L^H), or U = L^H with ``upper=True``."""
+    a = A._data
+    _check_float(a, "linalg.cholesky", NotImplementedError, "cholesky_cpu")
+    _check_matrix(a, "linalg.cholesky")
+    if a.size == 0:
+        return finish(wrap(a.copy()), out)
+    try:
+        r = _np_linalg.cholesky(a)
+    except _np_linalg.LinAlgError:
+        raise _batch_error("linalg.cholesky", a, _NOT_PD.format(_failing_minor(a)),
+                           _np_linalg.cholesky) from None
+    if upper:
+        r = xp.conj(xp.swapaxes(r, -1, -2))
+    return finish(wrap(xp.ascontiguousarray(result_array(r, _dtype(a)))), out)
+
+
+@register()
+def cholesky(input, upper=False, *, out=None):
+    """Deprecated torch.cholesky: the lower (or ``upper``) Cholesky factor."""
+    return linalg_cholesky(input, upper=upper, out=out)
+
+
+def _failing_minor(a):
+    # the order of the first leading minor that is not positive-definite (first failing one)
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for m in flat:
+        for k in range(1, m.shape[-1] + 1):
+            try:
+                _np_linalg.cholesky(m[:k, :k])
+            except _np_linalg.LinAlgError:
+                return k
+    return 1
+
+
+@_linalg("qr")
+def linalg_qr_fn(A, mode="reduced", *, out=None):
+    """QR decomposition; ``mode`` is 'reduced', 'complete' or 'r' (Q is then empty)."""
+    a = A._data
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    dt = _check_float(a, "linalg.qr", NotImplementedError, "geqrf_cpu", empty_ok=False)
+    _check_matrix(a, "linalg.qr", square=False)
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        k = m if mode == "complete" else min(m, n)
+        q = xp.zeros(a.shape[:-2] + (m, k), a.dtype)
+        if mode == "complete" or k:
+            q[..., range(min(m, k)), range(min(m, k))] = 1
+        r = xp.zeros(a.shape[:-2] + (k if mode != "complete" else m, n), a.dtype)
+        if mode == "r":
+            q = xp.zeros((0,), a.dtype)
+        return linalg_qr(wrap(q), wrap(r))
+    if mode == "r":
+        r = _np_linalg.qr(a, mode="r")
+        return linalg_qr(wrap(xp.zeros((0,), a.dtype)), wrap(result_array(r, dt)))
+    q, r = _np_linalg.qr(a, mode=mode)
+    return linalg_qr(wrap(result_array(q, dt)), wrap(result_array(r, dt)))
+
+
+@register()
+def qr(input, some=True, *, out=None):
+    """Deprecated torch.qr: reduced (``some=True``) or complete QR decomposition."""
+    q, r = linalg_qr_fn(input, "reduced" if some else "complete")
+    return qr_result(q, r)
+
+
+def _svd(a, name, full_matrices, compute_uv=True):
+    dt = _check_float(a, name, NotImplementedError, "linalg_svd_cpu")
+    _check_matrix(a, name, square=False)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    rd = dt.to_real()
+    if a.size == 0:
+        s = xp.zeros(a.shape[:-2] + (k,), rd.np)
+        if not compute_uv:
+            return None, s, None
+        um, vn = (m, n) if full_matrices else (k, k)
+        u = xp.zeros(a.shape[:-2] + (m, um), a.dtype)
+        vh = xp.zeros(a.shape[:-2] + (vn, n), a.dtype)
+        u[..., range(min(m, um)), range(min(m, um))] = 1
+        vh[..., range(min(vn, n)), range(min(vn, n))] = 1
+        return u, s, vh
+    if not compute_uv:
+        return None, result_array(_np_linalg.svd(a, compute_uv=False), rd), None
+    u, s, vh = _np_linalg.svd(a, full_matrices=full_matrices)
+    return result_array(u, dt), result_array(s, rd), result_array(vh, dt)
+
+
+@_linalg("svd")
+def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
+    """A = U diag(S) Vh; singular values S are real and descending."""
+    u, s, vh = _svd(A._data, "linalg.svd", full_matrices)
+    return linalg_svd(wrap(u), wrap(s), wrap(vh))
+
+
+@register()
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """Legacy torch.svd: returns (U, S, V) with V (not Vh); ``some`` gives the reduced form."""
+    a = input._data
+    u, s, vh = _svd(a, "linalg.svd", not some, compute_uv)
+    if not compute_uv:
+        m, n = a.shape[-2:]
+        u = xp.zeros(a.shape[:-2] + (m, m), a.dtype)
+        v = xp.zeros(a.shape[:-2] + (n, n), a.dtype)
+        return svd_result(wrap(u), wrap(s), wrap(v))
+    v = xp.conj(xp.swapaxes(vh, -1, -2))
+    return svd_result(wrap(u), wrap(s), wrap(v))
+
+
+@_linalg()
+def svdvals(A, *, driver=None, out=None):
+    """Singular values of A, real and descending."""
+    return finish(wrap(_svd(A._data, "linalg.svd", False, False)[1]), out)
+
+
+def _eigh_checks(a, name, UPLO):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    dt = _check_float(a, name, NotImplementedError, "linalg_eigh_cpu",
+                      int_exc=NotImplementedError)
+    _check_matrix(a, name)
+    return dt
+
+
+@_linalg()
+def eigh(A, UPLO="L", *, out=None):
+    """Eigen-decomposition of Hermitian matrices: ascending real eigenvalues, eigenvectors."""
+    a = A._data
+    dt = _eigh_checks(a, "linalg.eigh", UPLO)
+    if a.size == 0:
+        return linalg_eigh(wrap(xp.zeros(a.shape[:-1], dt.to_real().np)), wrap(a.copy()))
+    w, v = _np_linalg.eigh(a, UPLO=UPLO.upper())
+    return linalg_eigh(wrap(result_array(w, dt.to_real())), wrap(result_array(v, dt)))
+
+
+@_linalg()
+def eigvalsh(A, UPLO="L", *, out=None):
+    """Eigenvalues of Hermitian matrices, ascending."""
+    a = A._data
+    dt = _eigh_checks(a, "linalg.eigvalsh", UPLO)
+    if a.size == 0:
+        return wrap(xp.zeros(a.shape[:-1], dt.to_real().np))
+    return finish(wrap(result_array(_np_linalg.eigvalsh(a, UPLO=UPLO.upper()),
+                                    dt.to_real())), out)
+
+
+def _eig_checks(a, name):
+    dt = _dtype(a)
+    if dt._category < 2:
+        raise RuntimeError(f"Unknown Complex ScalarType for {_SHORT[dt]}")
+    _check_float(a, name, NotImplementedError, "linalg_eig_out_cpu", empty_ok=False)
+    _check_matrix(a, name)
+    return dt.to_complex()
+
+
+@_linalg()
+def eig(A, *, out=None):
+    """Eigenvalues and eigenvectors of general square matrices (always complex)."""
+    a = A._data
+    cd = _eig_checks(a, "linalg.eig")
+    if a.size == 0:
+        return linalg_eig(wrap(xp.zeros(a.shape[:-1], cd.np)), wrap(a.astype(cd.np)))
+    w, v = _np_linalg.eig(a)
+    return linalg_eig(wrap(w.astype(cd.np)), wrap(v.astype(cd.np)))
+
+
+@_linalg()
+def eigvals(A, *, out=None):
+    """Eigenvalues of general square matrices (always complex)."""
+    a = A._data
+    cd = _eig_checks(a, "linalg.eigvals")
+    if a.size == 0:
+        return wrap(xp.zeros(a.shape[:-1], cd.np))
+    return finish(wrap(_np_linalg.eigvals(a).astype(cd.np)), out)
+
+
+def _tolerances(s, m, n, dt, atol, rtol, name):
+    """The per-matrix cutoff max(atol, rtol * largest singular value), torch's defaults."""
+    def as_arr(v):
+        return v._data if isinstance(v, Tensor) else v
+    atol, rtol = as_arr(atol), as_arr(rtol)
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and xp.any(xp.asarray(atol) > 0)) else \
+            float(xp.finfo(dt.to_real().np).eps) * max(m, n)
+    if atol is None:
+        atol = 0.0
+    smax = s.max(axis=-1) if s.shape[-1] else xp.zeros(s.shape[:-1], s.dtype)
+    return xp.maximum(xp.asarray(atol), xp.asarray(rtol) * smax)
+
+
+def _check_pinv_dtype(a, name):
+    dt = _dtype(a)
+    if dt._category < 2 or dt in _LOW:
+        raise RuntimeError(f"{name}({_SHORT[dt]}{{{list(a.shape)}}}): expected a tensor with 2 "
+                           f"or more dimensions of float, double, cfloat or cdouble types")
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}({_SHORT[dt]}{{{list(a.shape)}}}): expected a tensor with 2 "
+                           f"or more dimensions of float, double, cfloat or cdouble types")
+    return dt
+
+
+@_linalg()
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Moore-Penrose pseudo-inverse via the SVD (or eigh with ``hermitian=True``)."""
+    a = A._data
+    dt = _check_pinv_dtype(a, "linalg.pinv")
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return finish(wrap(xp.zeros(a.shape[:-2] + (n, m), a.dtype)), out)
+    if hermitian:
+        w, v = _np_linalg.eigh(a)
+        s = xp.abs(w)
+        cut = _tolerances(xp.sort(s, axis=-1), m, n, dt, atol, rtol, "linalg.pinv")
+        with xp.errstate(all="ignore"):
+            inv_w = xp.where(s > cut[..., None], 1 / w, 0).astype(w.dtype)
+        r = (v * inv_w[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))
+    else:
+        u, s, vh = _np_linalg.svd(a, full_matrices=False)
+        cut = _tolerances(s, m, n, dt, atol, rtol, "linalg.pinv")
+        with xp.errstate(all="ignore"):
+            inv_s = xp.where(s > cut[..., None], 1 / s, 0).astype(s.dtype)
+        r = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ \
+            xp.conj(xp.swapaxes(u, -1, -2))
+    return finish(wrap(result_array(r, dt)), out)
+
+
+@register()
+def pinverse(input, rcond=1e-15):
+    """Legacy torch.pinverse: pinv with a relative cutoff ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+def _rank_dtype_check(a, rtol=None):
+    dt = _dtype(a)
+    if rtol is not None and dt in _LOW:
+        raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for '{_SHORT[dt]}'")
+    if dt._category < 2 or dt in _LOW:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    return dt
+
+
+@_linalg()
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+    """Number of singular values above max(atol, rtol * largest), as int64."""
+    a = A._data
+    dt = _rank_dtype_check(a, rtol)
+    _check_matrix(a, "linalg.matrix_rank", square=False)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return finish(wrap(xp.zeros(a.shape[:-2], xp.int64)), out)
+    s = xp.abs(_np_linalg.eigvalsh(a)) if hermitian else _np_linalg.svd(a, compute_uv=False)
+    cut = _tolerances(s if not hermitian else xp.sort(s, axis=-1), m, n, dt, atol, rtol, "")
+    return finish(wrap(xp.asarray((s > cut[..., None]).sum(axis=-1), xp.int64)), out)
+
+
+@_linalg()
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B, with torch's per-driver extra outputs.
+
+    The solution is the minimum-norm least-squares one (as LAPACK's gelsy/gelsd
+    give); ``residuals`` and ``singular_values`` are filled only for the drivers
+    that return them in torch ('gelsd', 'gelss'; residuals also for 'gels').
+    """
+    a, b = A._data, B._data
+    dt = _rank_dtype_check(a)
+    if driver is None:
+        driver = "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if a.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {_SHORT[dt]} and other's dtype "
+                           f"{_SHORT[_dtype(b)]}")
+    vector = b.ndim == a.ndim - 1
+    bm = b[..., None] if vector else b
+    m, n = a.shape[-2:]
+    if bm.shape[-2] != m:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    batch = _batch_shape(a.shape[:-2], bm.shape[:-2])
+    k = bm.shape[-1]
+    a = xp.broadcast_to(a, batch + (m, n)).reshape((-1, m, n))
+    bm = xp.broadcast_to(bm, batch + (m, k)).reshape((-1, m, k))
+    rd = dt.to_real()
+    if rcond is None:
+        rcond = float(xp.finfo(rd.np).eps) * max(m, n)
+    sol = xp.zeros((a.shape[0], n, k), a.dtype)
+    ranks = xp.zeros(a.shape[0], xp.int64)
+    svals = xp.zeros((a.shape[0], min(m, n)), rd.np)
+    res = xp.zeros((a.shape[0], k), rd.np)
+    for i in range(a.shape[0]):
+        if a[i].size == 0:
+            continue
+        x, r, rank, s = _np_linalg.lstsq(a[i], bm[i], rcond=rcond)
+        sol[i], ranks[i], svals[i] = x, rank, s
+        if r.size:
+            res[i] = r
+    sol = sol.reshape(batch + (n, k))
+    if vector:
+        sol = sol[..., 0]
+    empty_real = xp.zeros((0,), rd.np)
+    full_rank = bool((ranks == min(m, n)).all()) if ranks.size else True
+    residuals = res.reshape(batch + (k,)) if (driver != "gelsy" and m > n and full_rank) \
+        else empty_real
+    if vector and residuals.size:
+        residuals = residuals[..., 0]
+    rank = ranks.reshape(batch) if driver != "gels" else xp.zeros((0,), xp.int64)
+    sv = svals.reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") else empty_real
+    return linalg_lstsq(wrap(result_array(sol, dt)), wrap(result_array(residuals, rd)),
+                        wrap(rank), wrap(result_array(sv, rd)))
+
+
+@_linalg("matrix_power")
+@register()
+def matrix_power(input, n):
+    """input multiplied by itself n times (n < 0 uses the inverse; n == 0 the identity)."""
+    a = input._data
+    _check_matrix(a, "linalg.matrix_power")
+    if n == 0:
+        eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+        return wrap(xp.ascontiguousarray(eye))
+    if n == 1:
+        return wrap(a.copy())
+    if n < 0:
+        a = inverse(input)._data
+        n = -n
+    _no_bool(a, "addmm_impl_cpu_")
+    dt = _dtype(a)
+    c = compute_array(a)
+    result = None
+    base = c
+    while n:  # binary exponentiation: ~log2(n) products
+        if n & 1:
+            result = base if result is None else xp.matmul(result, base)
+        n >>= 1
+        if n:
+            base = xp.matmul(base, base)
+    return wrap(xp.ascontiguousarray(result_array(result, dt)))
+
+
+@_linalg("diagonal")
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """A view of the diagonals of the matrices in A (same as torch.diagonal, last two dims)."""
+    return _diagonal_view(A, offset, dim1, dim2)
+
+
+# ----------------------------------------------------------------------------- norms
+
+def _norm_input(a, name, dtype):
+    """The array to reduce (cast to ``dtype`` if given) and the real result dtype."""
+    dt = _dtype(a)
+    if dt._category < 2:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_SHORT[dt]}")
+    if dtype is not None:
+        if not (dtype.is_floating_point or dtype.is_complex) or \
+                _dt.promote_types(dt, dtype) is not dtype:
+            raise RuntimeError(f"{name}: the dtype of the input ({_SHORT[dt]}) should be "
+                               f"convertible without narrowing to the specified dtype "
+                               f"({_SHORT[dtype]})")
+        dt = dtype
+        a = a.astype(dt.np)
+    return a, dt.to_real()
+
+
+def _vector_norm(a, ord, axes, keepdim, rd, name="linalg.vector_norm"):
+    """||a||_ord over ``axes`` (None: all), computed in the compute dtype of ``rd``."""
+    if isinstance(ord, str):
+        raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
+    ord = float(ord)
+    cd = compute_dtype(rd)
+    x = xp.abs(a)
+    if x.dtype != cd:
+        x = x.astype(cd)
+    if (ord < 0 or ord == _INF) and x.size == 0:
+        if axes is None or a.ndim == 0:
+            raise RuntimeError(f"{name} cannot compute the {_fmt_ord(ord)} norm on an empty "
+                               f"tensor because the operation does not have an identity")
+        for d in axes:
+            if a.shape[d] == 0:
+                raise RuntimeError(f"{name} cannot compute the {_fmt_ord(ord)} norm on the "
+                                   f"dimension {d}because this dimension is empty and the "
+                                   f"operation does not have an identity")
+    with xp.errstate(all="ignore"):
+        if ord == _INF:
+            r = x.max(axis=axes, keepdims=keepdim, initial=0) if x.size else \
+                x.max(axis=axes, keepdims=keepdim)
+        elif ord == -_INF:
+            r = x.min(axis=axes, keepdims=keepdim)
+        elif ord == 0:
+            r = (x != 0).sum(axis=axes, keepdims=keepdim, dtype=cd)
+        elif ord == 1:
+            r = x.sum(axis=axes, keepdims=keepdim)
+        elif ord == 2:
+            r = xp.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
+        else:
+            r = xp.power(xp.power(x, ord).sum(axis=axes, keepdims=keepdim), 1.0 / ord)
+    return result_array(xp.asarray(r, dtype=cd), rd)
+
+
+def _fmt_ord(ord):
+    if ord in (_INF, -_INF):
+        return "inf" if ord > 0 else "-inf"
+    return f"{ord:g}"
+
+
+def _axes(dim, ndim):
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        return (wrap_dim(dim, ndim),)
+    axes = tuple(wrap_dim(d, ndim) for d in dim)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
+    return axes or None
+
+
+@_linalg()
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The ``ord``-norm of x over ``dim`` (all elements by default), as a real tensor."""
+    a, rd = _norm_input(x._data, "linalg.vector_norm", dtype)
+    axes = _axes(dim, a.ndim)
+    if a.ndim == 0:
+        axes = None
+    return finish(wrap(_vector_norm(a, ord, axes, keepdim, rd)), out)
+
+
+def _matrix_norm(a, ord, dim, keepdim, rd, name="linalg.matrix_norm"):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    dim = tuple(dim) if not isinstance(dim, int) else (dim,)
+    if len(dim) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    d0, d1 = wrap_dim(dim[0], a.ndim), wrap_dim(dim[1], a.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return _vector_norm(a, 2, (d0, d1), keepdim, rd)
+    if ord == "nuc" or ord in (2, -2):
+        if isinstance(ord, str) or True:
+            if _dtype(a) in _LOW:
+                raise NotImplementedError(f'"linalg_svd_cpu" not implemented for '
+                                          f"'{_SHORT[_dtype(a)]}'")
+        m = xp.moveaxis(a, (d0, d1), (-2, -1))
+        if m.size == 0 and ord != "nuc":
+            raise RuntimeError(f"{name}: Expected a non-empty tensor")
+        s = _np_linalg.svd(m, compute_uv=False) if m.size else \
+            xp.zeros(m.shape[:-2] + (0,), rd.np)
+        r = s.sum(-1) if ord == "nuc" else (s.max(-1) if ord == 2 else s.min(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = xp.expand_dims(r, d)
+        return result_array(xp.asarray(r), rd)
+    if ord in (1, -1, _INF, -_INF):
+        # 1: max column sum (sum over rows, d0); inf: max row sum (sum over columns, d1)
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        col = _vector_norm(a, 1, (sum_dim,), True, rd)
+        c = compute_array(col)
+        if c.shape[red_dim] == 0:
+            raise RuntimeError(f"{name}: Expected a non-empty tensor")
+        r = c.max(axis=red_dim, keepdims=True) if ord > 0 else c.min(axis=red_dim, keepdims=True)
+        if not keepdim:
+            r = r.squeeze(axis=(d0, d1))
+        return result_array(xp.asarray(r), rd)
+    raise RuntimeError(f"{name}: Order {ord} not supported.")
+
+
+@_linalg()
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Matrix norm over two dims: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
+    a, rd = _norm_input(A._data, "linalg.matrix_norm", dtype)
+    return finish(wrap(_matrix_norm(a, ord, dim, keepdim, rd)), out)
+
+
+@_linalg("norm")
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Vector or matrix norm, chosen by ``ord`` and ``dim`` like torch.linalg.norm."""
+    a = A._data
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 1:
+            if isinstance(ord, str):
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims[0]}")
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype,
+                               out=out)
+        if len(dims) != 2:
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                               f"Got {list(dims)}")
+        if ord is None:
+            return vector_norm(A, 2, dims, keepdim, dtype=dtype, out=out)
+        return matrix_norm(A, ord, dims, keepdim, dtype=dtype, out=out)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+    if a.ndim not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {a.ndim}D.")
+    if a.ndim == 1:
+        if isinstance(ord, str):
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                               "dimensions.")
+        return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
+    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+
+
+@register()
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
+    """Legacy torch.norm: 'fro' (2-norm over dims), 'nuc', or a p-norm over ``dim``."""
+    a = input._data
+    if isinstance(p, str):
+        if p == "fro":
+            if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                                   f"{' '.join(map(str, dim))}")
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
+        if p == "nuc":
+            if dim is None:
+                if a.ndim != 2:
+                    raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                                       f"{' '.join(map(str, range(a.ndim)))}")
+                dim = (-2, -1)
+            return matrix_norm(input, "nuc", dim, keepdim, dtype=dtype, out=out)
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {p}")
+    return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype, out=out)
+
+
+@register()
+def dist(input, other, p=2):
+    """p-norm of (input - other), broadcasting and promoting dtypes."""
+    x, y, dt = binary_operands(input, other)
+    if dt._category < 2:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_SHORT[dt]} instead.")
+    try:
+        diff = xp.subtract(x, y)
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    diff = xp.asarray(diff, dtype=dt.np)
+    return wrap(_vector_norm(diff, p, None, False, dt.to_real()))
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M)."""
+    a, b = x1._data, x2._data
+    for name, arr in (("X1", a), ("X2", b)):
+        dt = _dtype(arr)
+        if arr.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{arr.ndim}D")
+        if dt._category < 2 or dt.is_complex:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_SHORT[dt]}")
+        if dt in _LOW:
+            raise NotImplementedError(f"\"cdist\" not implemented for '{_SHORT[dt]}'")
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{a.shape[-1]} X2: {b.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    _same_dtype_scalar(a, b)
+    batch = _batch_shape(a.shape[:-2], b.shape[:-2])
+    a = xp.broadcast_to(a, batch + a.shape[-2:])
+    b = xp.broadcast_to(b, batch + b.shape[-2:])
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    return wrap(_vector_norm(diff, p, (diff.ndim - 1,), False, _dtype(a), "cdist"))
+
+
+@_linalg()
+def vecdot(x, y, *, dim=-1, out=None):
+    """Dot product of vectors along ``dim`` (x conjugated), broadcasting."""
+    a, b = x._data, y._data
+    if a.dtype.kind in "biu":
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {_SHORT[_dtype(a)]}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {_SHORT[_dtype(a)]} and y of type {_SHORT[_dtype(b)]} "
+                           f"instead")
+    try:
+        prod = xp.conj(compute_array(a)) * compute_array(b)
+    except ValueError:
+        raise broadcast_error(a, b) from None
+    d = wrap_dim(dim, prod.ndim)
+    return finish(wrap(result_array(xp.asarray(prod.sum(axis=d)), _dtype(a))), out)
+
+
+@_linalg()
+def cond(A, p=None, *, out=None):
+    """Condition number: sigma_max / sigma_min for p None/2 (-2: the inverse ratio), else
+    norm(A, p) * norm(inv(A), p)."""
+    a = A._data
+    svd_based = p is None or p in (2, -2)
+    # torch's first LAPACK call is an SVD for these orders (and for the 'nuc' norm)
+    dt = _check_float(a, "linalg.inv",
+                      NotImplementedError if svd_based or p == "nuc" else RuntimeError,
+                      "linalg_svd_cpu", empty_ok=False)
+    rd = dt.to_real()
+    if svd_based:
+        _check_matrix(a, "linalg.cond", square=False)
+        s = _svd(a, "linalg.cond", False, False)[1]
+        with xp.errstate(all="ignore"):
+            r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+        return finish(wrap(result_array(xp.asarray(r), rd)), out)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        _check_matrix(a, f"linalg.cond(ord={p})")
+    flat = a.reshape((-1,) + a.shape[-2:])
+    inv = xp.zeros_like(flat)
+    singular = xp.zeros(flat.shape[0], bool)
+    for i in range(flat.shape[0]):
+        try:
+            inv[i] = _np_linalg.inv(flat[i])
+        except _np_linalg.LinAlgError:
+            singular[i] = True
+    n1 = _matrix_norm(a, p, (-2, -1), False, rd)
+    n2 = _matrix_norm(inv.reshape(a.shape), p, (-2, -1), False, rd)
+    with xp.errstate(all="ignore"):
+        # a singular matrix has an infinite condition number in these norms
+        r = xp.where(singular.reshape(a.shape[:-2]), xp.inf, n1 * n2)
+    return finish(wrap(result_array(xp.asarray(r), rd)), out)
+
+
+@_linalg()
+def vander(x, *, N=None):
+    """Vandermonde matrix with increasing powers: columns x**0, x**1, ..., x**(N-1)."""
+    a = x._data
+    if a.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    if a.dtype == xp.bool_ or _dtype(a) in _LOW:
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {_SHORT[_dtype(a)]}")
+    n = a.shape[-1] if N is None else N
+    if n < 2:
+        raise RuntimeError("N must be greater than 1.")
+    dt = _dtype(a)
+    # ints use int64 like torch's cumprod
+    dt = _dt.int64 if dt._category < 2 else dt
+    c = compute_array(a.astype(dt.np, copy=False))
+    r = c[..., None] ** xp.arange(n, dtype=xp.int64).astype(c.dtype)
+    return wrap(result_array(r, dt))
+
+
+@_linalg()
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """Solve A X = B (or X A = B) for triangular A by substitution; no error when singular
+    (the result then holds inf/nan, as in torch)."""
+    a, b = A._data, B._data
+    _check_float(a, "linalg.solve_triangular", NotImplementedError, "triangular_solve_cpu",
+                 NotImplementedError, empty_ok=False)
+    if a.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if b.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    _check_matrix(a, "linalg.solve_triangular")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {_SHORT[_dtype(a)]} and B of type "
+                           f"{_SHORT[_dtype(b)]} instead")
+    if not left:
+        # X A = B  <=>  A^T X^T = B^T, and A^T is triangular the other way
+        a, b, upper = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper
+    n = a.shape[-1]
+    if b.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation AX = B ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    batch = _batch_shape(a.shape[:-2], b.shape[:-2])
+    a = xp.broadcast_to(a, batch + a.shape[-2:])
+    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]))
+    order = range(n - 1, -1, -1) if upper else range(n)
+    with xp.errstate(all="ignore"):
+        for i in order:
+            # row i minus the already solved unknowns (the rest of x is still zero-free B)
+            rest = slice(i + 1, n) if upper else slice(0, i)
+            acc = x[..., i, :] - (a[..., i, rest, None] * x[..., rest, :]).sum(axis=-2)
+            x[..., i, :] = acc if unitriangular else acc / a[..., i, i, None]
+    if not left:
+        x = xp.swapaxes(x, -1, -2)
+    return finish(wrap(xp.ascontiguousarray(x)), out)
