@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from .._core import dtype as _dt
 from ._common import (
+    _SHORT,
     Tensor,
+    assign_inplace,
     binary_operands,
     broadcast_error,
     compute_array,
@@ -229,3 +231,1200 @@ def abs(input, *, out=None):
 absolute = abs
 register_inplace(abs)
 Tensor.absolute_ = Tensor.abs_
+
+
+# ----------------------------------------------------------------------------- helpers
+
+_NUMBER = (int, float, complex, bool, xp.generic)
+
+
+def _apply(ufunc, x, y):
+    """``ufunc(x, y)`` with torch's message when the shapes do not broadcast."""
+    try:
+        return ufunc(x, y)
+    except ValueError:
+        raise broadcast_error(x, y) from None
+
+
+def _tensor_arg(fname, argname, pos, value):
+    # Ops whose torch signature is (Tensor, Tensor) refuse Python numbers.
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
+def _tensors_only(fname, input, other, other_name="other"):
+    _tensor_arg(fname, "input", 1, input)
+    _tensor_arg(fname, other_name, 2, other)
+
+
+def _promoted(input, other):
+    """Both operands as arrays of the promoted dtype (bfloat16-safe), and that dtype."""
+    x, y, dt = binary_operands(input, other)
+    if not isinstance(y, xp.ndarray):
+        y = xp.asarray(y, dt.np)
+    if not isinstance(x, xp.ndarray):
+        x = xp.asarray(x, dt.np)
+    return x, y, dt
+
+
+def _dtype_of(v):
+    return v.dtype if isinstance(v, Tensor) else _dt.result_dtype(v)
+
+
+def _register_unary(op, *aliases, inplace=True):
+    for n in (op.__name__,) + aliases:
+        setattr(Tensor, n, op)
+    if inplace:
+        ip = register_inplace(op)
+        for n in aliases:
+            if not n.startswith("__"):
+                setattr(Tensor, n + "_", ip)
+    return op
+
+
+def _make_unary_float(name, compute, doc, *, real_only=None, aliases=()):
+    """A unary op whose integer/bool inputs become the default float dtype.
+
+    ``compute`` gets the input in the compute dtype (float32 for half types).
+    ``real_only`` is the exception class raised for complex inputs, if any.
+    """
+    def op(input, *, out=None):
+        a = input._data
+        dt = float_result_dtype(_by_np[a.dtype])
+        if real_only is not None and dt._category == 3:
+            if real_only is NotImplementedError:
+                raise not_implemented_for(name + "_vml", dt) if name.startswith("erf") else \
+                    not_implemented_for(name, dt)
+            raise real_only(f"{name} is not supported for complex tensors.")
+        with xp.errstate(all="ignore"):
+            r = compute(a.astype(compute_dtype(dt), copy=False))
+        return finish(wrap(result_array(r, dt)), out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return _register_unary(op, *aliases)
+
+
+_by_np = _dt._by_np
+_PI = 3.141592653589793
+
+
+def _rsqrt(a):
+    return 1 / xp.sqrt(a)
+
+
+def _sigmoid(a):
+    return 1 / (1 + xp.exp(-a))
+
+
+def _reciprocal(a):
+    return 1 / a
+
+
+exp2 = _make_unary_float("exp2", xp.exp2, "2 ** input, elementwise.")
+expm1 = _make_unary_float("expm1", xp.expm1, "exp(input) - 1, accurate near zero.")
+log2 = _make_unary_float("log2", xp.log2, "Base-2 logarithm, elementwise.")
+log10 = _make_unary_float("log10", xp.log10, "Base-10 logarithm, elementwise.")
+log1p = _make_unary_float("log1p", xp.log1p, "log(1 + input), accurate near zero.")
+rsqrt = _make_unary_float("rsqrt", _rsqrt, "1 / sqrt(input), elementwise.")
+reciprocal = _make_unary_float("reciprocal", _reciprocal, "1 / input, elementwise.")
+sigmoid = _make_unary_float("sigmoid", _sigmoid, "The logistic function 1 / (1 + exp(-input)).")
+sin = _make_unary_float("sin", xp.sin, "Sine, elementwise.")
+cos = _make_unary_float("cos", xp.cos, "Cosine, elementwise.")
+tan = _make_unary_float("tan", xp.tan, "Tangent, elementwise.")
+asin = _make_unary_float("asin", xp.arcsin, "Inverse sine.", aliases=("arcsin",))
+acos = _make_unary_float("acos", xp.arccos, "Inverse cosine.", aliases=("arccos",))
+atan = _make_unary_float("atan", xp.arctan, "Inverse tangent.", aliases=("arctan",))
+sinh = _make_unary_float("sinh", xp.sinh, "Hyperbolic sine.")
+cosh = _make_unary_float("cosh", xp.cosh, "Hyperbolic cosine.")
+tanh = _make_unary_float("tanh", xp.tanh, "Hyperbolic tangent.")
+asinh = _make_unary_float("asinh", xp.arcsinh, "Inverse hyperbolic sine.", aliases=("arcsinh",))
+acosh = _make_unary_float("acosh", xp.arccosh, "Inverse hyperbolic cosine.",
+                          aliases=("arccosh",))
+atanh = _make_unary_float("atanh", xp.arctanh, "Inverse hyperbolic tangent.",
+                          aliases=("arctanh",))
+arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
+def _deg2rad(a):
+    return a * a.dtype.type(_PI / 180)
+
+
+def _rad2deg(a):
+    return a * a.dtype.type(180 / _PI)
+
+
+deg2rad = _make_unary_float("deg2rad", _deg2rad, "Degrees to radians.", real_only=RuntimeError)
+rad2deg = _make_unary_float("rad2deg", _rad2deg, "Radians to degrees.", real_only=RuntimeError)
+
+
+# erf family. NumPy has no erf; these are computed in float64 and rounded once.
+# |x| < 2: erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!!  (positive terms,
+# no cancellation; 30 terms reach double precision). |x| >= 2: erfc from its continued
+# fraction, evaluated backwards with a fixed depth (40 levels reach ~1e-13 relative).
+_TWO_OVER_SQRTPI = 1.1283791670955126
+_INV_SQRTPI = 0.5641895835477563
+
+
+def _erf_series(x):
+    x2 = x * x
+    term = x.copy()
+    s = x.copy()
+    for n in range(1, 30):
+        term *= x2 * (2.0 / (2 * n + 1))
+        s += term
+    return _TWO_OVER_SQRTPI * xp.exp(-x2) * s
+
+
+def _erfc_cf(x):
+    f = x.copy()
+    for k in range(40, 0, -1):
+        f = x + (k * 0.5) / f
+    return xp.exp(-x * x) * _INV_SQRTPI / f
+
+
+def _erf_parts(a):
+    """(erf(|a|), erfc(|a|)) in float64; the pair keeps whichever is accurate."""
+    x = xp.abs(a.astype(xp.float64))
+    small = x < 2.0
+    erf_ = xp.empty_like(x)
+    erfc_ = xp.empty_like(x)
+    xs, xl = x[small], x[~small]
+    e = _erf_series(xs)
+    erf_[small], erfc_[small] = e, 1.0 - e
+    c = _erfc_cf(xp.where(xp.isnan(xl), 1.0, xl))
+    c = xp.where(xp.isnan(xl), xl, c)
+    erf_[~small], erfc_[~small] = 1.0 - c, c
+    return erf_, erfc_
+
+
+def _erf(a):
+    e, _ = _erf_parts(a)
+    return xp.copysign(e, a)
+
+
+def _erfc(a):
+    e, c = _erf_parts(a)
+    return xp.where(a < 0, 1.0 + e, c)
+
+
+def _erfinv(a):
+    y = a.astype(xp.float64)
+    ay = xp.abs(y)
+    # Giles' single-precision approximation as a start, then Newton steps on
+    # erf or log(erfc) (1 - |y| is exact for |y| >= 0.5, so precision holds near 1).
+    w = -xp.log((1.0 - ay) * (1.0 + ay))
+    lo = w < 5.0
+    wl = w - 2.5
+    wh = xp.sqrt(xp.where(lo, 5.0, w)) - 3.0
+    pl = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+        pl = c + pl * wl
+    ph = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+        ph = c + ph * wh
+    x = xp.where(lo, pl, ph) * ay
+    ok = ay < 1.0
+    x = xp.where(ok, x, 0.5)
+    target = 1.0 - ay
+    big = ay >= 0.5
+    log_target = xp.log(xp.where(big, target, 1.0))
+    for _ in range(4):
+        e, c = _erf_parts(x)
+        d = _TWO_OVER_SQRTPI * xp.exp(-x * x)
+        # small |y|: Newton on erf(x) = |y|; near 1: Newton on log(erfc(x)) = log(1 - |y|),
+        # which is nearly linear in the tail and exact in 1 - |y|.
+        step = xp.where(big, (log_target - xp.log(xp.where(big, c, 1.0))) * c, e - ay) / d
+        x = x - step
+    x = xp.where(ok, x, xp.where(ay == 1.0, xp.inf, xp.nan))
+    return xp.copysign(x, y)
+
+
+erf = _make_unary_float("erf", _erf, "The error function.", real_only=NotImplementedError)
+erfc = _make_unary_float("erfc", _erfc, "The complementary error function 1 - erf(input).",
+                         real_only=NotImplementedError)
+erfinv = _make_unary_float("erfinv", _erfinv, "The inverse error function.",
+                           real_only=NotImplementedError)
+
+
+@register()
+def logit(input, eps=None, *, out=None):
+    """log(p / (1 - p)); with ``eps``, p is first clamped to [eps, 1 - eps]."""
+    a = input._data
+    dt = float_result_dtype(_by_np[a.dtype])
+    if dt._category == 3:
+        raise not_implemented_for("logit", dt)
+    p = a.astype(compute_dtype(dt), copy=False)
+    if eps is not None:
+        # the bounds are rounded to the result dtype first, as torch does
+        lo = float(dt.np.type(eps))
+        p = xp.clip(p, lo, float(dt.np.type(1 - lo))).astype(p.dtype, copy=False)
+    with xp.errstate(all="ignore"):
+        r = xp.log(p / (1 - p))
+    return finish(wrap(result_array(r, dt)), out)
+
+
+register_inplace(logit)
+
+
+# ----------------------------------------------------------------------------- rounding, sign
+
+def _make_rounding(name, ufunc, doc, aliases=()):
+    """floor/ceil/trunc: integers pass through unchanged, bool and complex are refused."""
+    def op(input, *, out=None):
+        a = input._data
+        dt = _by_np[a.dtype]
+        if dt._category == 2:
+            r = result_array(ufunc(compute_array(a)), dt)
+        elif dt._category == 1:
+            r = a.copy()
+        elif dt is _dt.bool_:
+            raise not_implemented_for(name + "_vml", dt)
+        else:
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
+        return finish(wrap(r), out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return _register_unary(op, *aliases)
+
+
+floor = _make_rounding("floor", xp.floor, "Largest integer <= input, elementwise.")
+ceil = _make_rounding("ceil", xp.ceil, "Smallest integer >= input, elementwise.")
+trunc = _make_rounding("trunc", xp.trunc, "Round toward zero, elementwise.", ("fix",))
+fix = trunc
+
+
+@register()
+def round(input, *, decimals=None, out=None):
+    """Round half to even; ``decimals`` scales by 10**decimals first (like torch)."""
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category != 2:
+        if dt._category == 1 and decimals is None:
+            return finish(wrap(a.copy()), out)
+        raise not_implemented_for("round" if decimals else "round_vml", dt)
+    decimals = decimals or 0
+    c = compute_array(a)
+    with xp.errstate(all="ignore"):
+        if decimals > 0:
+            p = c.dtype.type(10.0 ** decimals)
+            r = xp.rint(c * p) / p
+        elif decimals < 0:
+            p = c.dtype.type(10.0 ** -decimals)
+            r = xp.rint(c / p) * p
+        else:
+            r = xp.rint(c)
+    return finish(wrap(result_array(r, dt)), out)
+
+
+register_inplace(round)
+
+
+@register()
+def frac(input, *, out=None):
+    """input - trunc(input); floating dtypes only."""
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category != 2:
+        raise not_implemented_for("frac", dt)
+    c = compute_array(a)
+    return finish(wrap(result_array(c - xp.trunc(c), dt)), out)
+
+
+register_inplace(frac)
+
+
+def _sign_array(a, dt):
+    if dt is _dt.bool_:
+        return a.copy()
+    # (x > 0) - (x < 0) gives 0 for NaN and +0 for -0, as torch does.
+    return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
+
+
+@register()
+def sign(input, *, out=None):
+    """-1, 0 or 1 by the sign of each element (0 for NaN); refuses complex."""
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category == 3:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    return finish(wrap(_sign_array(a, dt)), out)
+
+
+register_inplace(sign)
+
+
+@register()
+def sgn(input, *, out=None):
+    """sign for real inputs; x / |x| (0 at 0) for complex ones."""
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category != 3:
+        return finish(wrap(_sign_array(a, dt)), out)
+    m = xp.abs(a)
+    with xp.errstate(all="ignore"):
+        r = xp.where(m == 0, 0, a / m).astype(a.dtype)
+    return finish(wrap(r), out)
+
+
+register_inplace(sgn)
+
+
+@register()
+def signbit(input, *, out=None):
+    """True where the sign bit is set (including -0.0 and negative NaN)."""
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category == 3:
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if dt._category == 2:
+        r = xp.signbit(compute_array(a))
+    else:
+        r = a < 0
+    return finish(wrap(r), out)
+
+
+@register()
+def square(input, *, out=None):
+    """input * input; bool becomes int64 like torch.pow(input, 2)."""
+    a = input._data
+    if a.dtype == xp.bool_:
+        a = a.astype(xp.int64)
+    return finish(wrap(xp.multiply(a, a)), out)
+
+
+register_inplace(square)
+
+
+@register("__pos__")
+def positive(input):
+    """Returns ``input`` itself; refused for bool like torch's unary ``+``."""
+    if input._data.dtype == xp.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@register()
+def angle(input, *, out=None):
+    """Argument of complex numbers; pi for negative reals, 0 otherwise (NaN kept)."""
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category == 3:
+        return finish(wrap(xp.angle(a)), out)
+    rt = float_result_dtype(dt)
+    c = a.astype(compute_dtype(rt), copy=False)
+    r = xp.where(c < 0, c.dtype.type(_PI), c.dtype.type(0))
+    if rt._category == 2 and dt._category == 2:
+        r = xp.where(xp.isnan(c), c, r)
+    return finish(wrap(result_array(r, rt)), out)
+
+
+@register()
+def conj(input):
+    """Complex conjugate; real tensors are returned as they are."""
+    a = input._data
+    return wrap(xp.conjugate(a)) if a.dtype.kind == "c" else input
+
+
+@register()
+def conj_physical(input, *, out=None):
+    """Complex conjugate computed eagerly; real tensors are returned as they are."""
+    a = input._data
+    if a.dtype.kind != "c":
+        return input if out is None else finish(wrap(a), out)
+    return finish(wrap(xp.conjugate(a)), out)
+
+
+def _conj_physical_(self):
+    a = self._data
+    if a.dtype.kind == "c":
+        xp.conjugate(a, out=a)
+        self._bump_version()
+    return self
+
+
+Tensor.conj_physical_ = _conj_physical_
+
+
+@register()
+def resolve_conj(input):
+    """No lazy conjugation here, so nothing to resolve: returns ``input``."""
+    return input
+
+
+@register()
+def resolve_neg(input):
+    """No lazy negation here, so nothing to resolve: returns ``input``."""
+    return input
+
+
+@register()
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replace NaN, +inf and -inf (defaults: 0 and the dtype's largest/lowest finite)."""
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category < 2:
+        return finish(wrap(a.copy()), out)
+    info = _dt.finfo(dt)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    if dt._category == 3:
+        r = xp.empty_like(a)
+        r.real = _nan_to_num_real(a.real, nan, hi, lo)
+        r.imag = _nan_to_num_real(a.imag, nan, hi, lo)
+    else:
+        r = _nan_to_num_real(a, nan, hi, lo)
+    return finish(wrap(r), out)
+
+
+def _nan_to_num_real(a, nan, hi, lo):
+    c = compute_array(a)
+    t = c.dtype.type
+    with xp.errstate(over="ignore"):
+        r = xp.where(xp.isnan(c), t(nan), xp.where(c == xp.inf, t(hi),
+                                                    xp.where(c == -xp.inf, t(lo), c)))
+    return r.astype(a.dtype)
+
+
+register_inplace(nan_to_num)
+
+
+# ----------------------------------------------------------------------------- classification
+
+def _classify(name, fn, doc, complex_error=None):
+    def op(input):
+        a = input._data
+        if a.dtype.kind in "biu":
+            return wrap(fn_int(a))
+        if complex_error is not None and a.dtype.kind == "c":
+            raise RuntimeError(complex_error)
+        return wrap(fn(compute_array(a)))
+    fn_int = _INT_CLASSIFY[name]
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    setattr(Tensor, name, op)
+    return op
+
+
+def _all_false(a):
+    return xp.zeros(a.shape, dtype=xp.bool_)
+
+
+def _all_true(a):
+    return xp.ones(a.shape, dtype=xp.bool_)
+
+
+def _isposinf(a):
+    return a == xp.inf
+
+
+def _isneginf(a):
+    return a == -xp.inf
+
+
+def _isreal(a):
+    return a.imag == 0 if a.dtype.kind == "c" else _all_true(a)
+
+
+_INT_CLASSIFY = {"isnan": _all_false, "isinf": _all_false, "isfinite": _all_true,
+                 "isposinf": _all_false, "isneginf": _all_false, "isreal": _all_true}
+isnan = _classify("isnan", xp.isnan, "True where input is NaN.")
+isinf = _classify("isinf", xp.isinf, "True where input is +/-infinity.")
+isfinite = _classify("isfinite", xp.isfinite, "True where input is neither inf nor NaN.")
+isposinf = _classify("isposinf", _isposinf, "True where input is +infinity.",
+                     "isposinf does not support complex inputs.")
+isneginf = _classify("isneginf", _isneginf, "True where input is -infinity.",
+                     "isneginf does not support complex inputs.")
+isreal = _classify("isreal", _isreal, "True where input has no imaginary part.")
+
+
+# ------------------------------------------------------------------- integer-style division
+
+def _int_or_float_binary(name, kernel, input, other, int_fn, float_fn):
+    x, y, dt = binary_operands(input, other)
+    cat = dt._category
+    if cat == 0 or cat == 3:
+        raise not_implemented_for(kernel, dt)
+    with xp.errstate(all="ignore"):
+        if cat == 1:
+            if _any_zero(y):
+                raise RuntimeError("ZeroDivisionError")
+            return wrap(_apply(int_fn, x, y))
+        cx = compute_array(xp.asarray(x, dt.np))
+        cy = compute_array(xp.asarray(y, dt.np))
+        return wrap(result_array(_apply(float_fn, cx, cy), dt))
+
+
+@register("__floordiv__")
+def floor_divide(input, other, *, out=None):
+    """Division rounded toward -inf (Python's ``//``); integer division by zero raises."""
+    return finish(_int_or_float_binary("floor_divide", "div_floor", input, other,
+                                       xp.floor_divide, xp.floor_divide), out)
+
+
+@register("__mod__")
+def remainder(input, other, *, out=None):
+    """Python-style modulus: the result has the sign of the divisor."""
+    return finish(_int_or_float_binary("remainder", "remainder", input, other,
+                                       xp.remainder, xp.remainder), out)
+
+
+@register()
+def fmod(input, other, *, out=None):
+    """C-style modulus: the result has the sign of the dividend."""
+    _tensor_arg("fmod", "input", 1, input)
+    return finish(_int_or_float_binary("fmod", "fmod", input, other, xp.fmod, xp.fmod), out)
+
+
+def __rfloordiv__(self, other):
+    return floor_divide(other, self)
+
+
+def __rmod__(self, other):
+    return remainder(other, self)
+
+
+Tensor.__rfloordiv__ = __rfloordiv__
+Tensor.__rmod__ = __rmod__
+for _fn in (floor_divide, remainder, fmod):
+    register_inplace(_fn)
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__imod__ = Tensor.remainder_
+
+
+# ----------------------------------------------------------------------------- powers
+
+@register("__pow__")
+def pow(input, exponent, *, out=None):
+    """input ** exponent with torch's promotion; integer bases refuse negative int scalars."""
+    x, y, dt = binary_operands(input, exponent)
+    cat = dt._category
+    if cat < 2 and type(exponent) is int and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    with xp.errstate(all="ignore"):
+        if cat >= 2:
+            if isinstance(y, xp.ndarray) or dt is _dt.bfloat16:
+                r = result_array(_apply(xp.power, compute_array(xp.asarray(x, dt.np)),
+                                        compute_array(xp.asarray(y, dt.np))), dt)
+            else:
+                r = result_array(xp.power(compute_array(x), y), dt)
+        elif cat == 1:
+            r = _int_pow(x, y, exponent)
+        else:
+            if type(exponent) is bool:
+                r = x.copy() if exponent else xp.ones_like(x)
+            elif type(input) is bool:
+                r = xp.ones_like(y) if input else ~y
+            else:
+                raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    return finish(wrap(r), out)
+
+
+def _int_pow(x, y, exponent):
+    if not isinstance(y, xp.ndarray):
+        if y < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return xp.power(x, y)
+    neg = y < 0
+    if not neg.any():
+        return _apply(xp.power, x, y)
+    # Integer results of negative powers: 1 ** -n = 1, (-1) ** -n = +-1, otherwise 0.
+    pos = _apply(xp.power, x, xp.where(neg, 0, y).astype(y.dtype))
+    odd = (y & 1).astype(xp.bool_)
+    small = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0))
+    return xp.where(neg, small, pos).astype(pos.dtype)
+
+
+def __rpow__(self, other):
+    return pow(other, self)
+
+
+Tensor.__rpow__ = __rpow__
+register_inplace(pow)
+Tensor.__ipow__ = Tensor.pow_
+
+
+@register()
+def float_power(input, exponent, *, out=None):
+    """pow computed and returned in double precision (complex128 for complex operands)."""
+    cplx = _dtype_of(input)._category == 3 or _dtype_of(exponent)._category == 3
+    rt = _dt.complex128 if cplx else _dt.float64
+    x = input._data.astype(rt.np) if isinstance(input, Tensor) else input
+    y = exponent._data.astype(rt.np) if isinstance(exponent, Tensor) else exponent
+    with xp.errstate(all="ignore"):
+        r = _apply(xp.power, xp.asarray(x, rt.np), xp.asarray(y, rt.np))
+    return finish(wrap(r), out)
+
+
+def _float_power_(self, exponent):
+    r = float_power(self, exponent)
+    if r.dtype is not self.dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_SHORT[self.dtype]} but "
+                           f"the operation's result requires dtype {_SHORT[r.dtype]}")
+    return assign_inplace(self, r)
+
+
+Tensor.float_power_ = _float_power_
+
+
+# ----------------------------------------------------------------------------- float binary ops
+
+def _float_binary(name, input, other, fn, *, int_ok=True, kernel=None):
+    """A binary op computed in floating point (integer operands -> default float)."""
+    x, y, dt = binary_operands(input, other)
+    if dt._category == 3 or (not int_ok and dt._category < 2):
+        raise not_implemented_for(kernel or name, dt)
+    rt = float_result_dtype(dt)
+    ct = compute_dtype(rt)
+    with xp.errstate(all="ignore"):
+        r = _apply(fn, xp.asarray(x).astype(ct, copy=False), xp.asarray(y).astype(ct, copy=False))
+    return wrap(result_array(r, rt))
+
+
+@register("arctan2")
+def atan2(input, other, *, out=None):
+    """Angle of the point (other, input), in (-pi, pi]."""
+    _tensors_only("atan2", input, other)
+    return finish(_float_binary("atan2", input, other, xp.arctan2), out)
+
+
+arctan2 = atan2
+register_inplace(atan2)
+Tensor.arctan2_ = Tensor.atan2_
+
+
+@register()
+def hypot(input, other, *, out=None):
+    """sqrt(input**2 + other**2) without undue overflow; floating dtypes only."""
+    _tensors_only("hypot", input, other)
+    return finish(_float_binary("hypot", input, other, xp.hypot, int_ok=False), out)
+
+
+register_inplace(hypot)
+
+
+@register()
+def copysign(input, other, *, out=None):
+    """|input| with the sign of ``other`` (integer inputs become floating)."""
+    _tensor_arg("copysign", "input", 1, input)
+    return finish(_float_binary("copysign", input, other, xp.copysign), out)
+
+
+register_inplace(copysign)
+
+
+def _xlogy(x, y):
+    r = x * xp.log(y)
+    return xp.where(xp.isnan(y), y, xp.where(x == 0, 0, r))
+
+
+@register()
+def xlogy(input, other, *, out=None):
+    """input * log(other), with 0 where input is 0 (unless other is NaN)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("xlogy(): expected at least one Tensor argument, got "
+                        f"({type(input).__name__}, {type(other).__name__})")
+    return finish(_float_binary("xlogy", input, other, _xlogy), out)
+
+
+register_inplace(xlogy)
+
+
+def _ldexp(x, y):
+    return x * xp.exp2(y)
+
+
+@register()
+def ldexp(input, other, *, out=None):
+    """input * 2 ** other."""
+    _tensors_only("ldexp", input, other)
+    x, y, dt = binary_operands(input, other)
+    rt = float_result_dtype(dt)
+    ct = compute_dtype(rt)
+    with xp.errstate(all="ignore"):
+        r = _apply(_ldexp, x.astype(ct, copy=False), y.astype(ct, copy=False))
+    return finish(wrap(result_array(r, rt)), out)
+
+
+register_inplace(ldexp)
+
+
+@register()
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent and 0.5 <= |mantissa| < 1."""
+    from .. import return_types
+    a = input._data
+    dt = _by_np[a.dtype]
+    if dt._category != 2:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = xp.frexp(compute_array(a))
+    res = return_types.frexp(wrap(result_array(m, dt)), wrap(e.astype(xp.int32)))
+    if out is not None:
+        finish(res[0], out[0])
+        finish(res[1], out[1])
+        return return_types.frexp(out[0], out[1])
+    return res
+
+
+def _minmax(name, ufunc, doc):
+    def op(input, other, *, out=None):
+        _tensors_only(name, input, other)
+        x, y, dt = binary_operands(input, other)
+        if dt._category == 3:
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        if dt is _dt.bfloat16:
+            x, y = x.astype(xp.float32), y.astype(xp.float32)
+        return finish(wrap(result_array(_apply(ufunc, x, y), dt)), out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    setattr(Tensor, name, op)
+    return op
+
+
+maximum = _minmax("maximum", xp.maximum, "Elementwise maximum; NaN propagates.")
+minimum = _minmax("minimum", xp.minimum, "Elementwise minimum; NaN propagates.")
+fmax = _minmax("fmax", xp.fmax, "Elementwise maximum ignoring NaN where possible.")
+fmin = _minmax("fmin", xp.fmin, "Elementwise minimum ignoring NaN where possible.")
+
+
+@register()
+def heaviside(input, values, *, out=None):
+    """0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
+    _tensors_only("heaviside", input, values, "values")
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    if input.dtype._category == 3:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    x, v = input._data, values._data
+    r = _apply(lambda a, b: xp.where(a == 0, b, a > 0), x, v).astype(x.dtype)
+    return finish(wrap(r), out)
+
+
+register_inplace(heaviside)
+
+
+# ----------------------------------------------------------------------------- blends
+
+@register()
+def lerp(input, end, weight, *, out=None):
+    """input + weight * (end - input), evaluated like torch for accuracy near weight = 1."""
+    dt = input.dtype
+    if end.dtype is not dt:
+        raise RuntimeError(f"expected dtype {_c_name(dt)} for `end` but got dtype "
+                           f"{_c_name(end.dtype)}")
+    tensor_w = isinstance(weight, Tensor)
+    if tensor_w and weight.dtype is not dt and weight._data.ndim:
+        raise RuntimeError(f"expected dtype {_c_name(dt)} for `weight` but got dtype "
+                           f"{_c_name(weight.dtype)}")
+    if dt._category < 2:
+        kernel = "lerp_kernel_tensor" if tensor_w else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SHORT[dt]}\'')
+    ct = compute_dtype(dt)
+    s = input._data.astype(ct, copy=False)
+    e = end._data.astype(ct, copy=False)
+    w = weight._data.astype(ct, copy=False) if tensor_w else xp.asarray(weight, ct)
+    with xp.errstate(all="ignore"):
+        try:
+            d = e - s
+            r = xp.where(xp.abs(w) < 0.5, s + w * d, e - d * (1 - w))
+        except ValueError:
+            raise broadcast_error(s, e if w.ndim == 0 else w) from None
+    return finish(wrap(result_array(r, dt)), out)
+
+
+def _c_name(dt):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}.get(dt.name,
+                                                                                   dt.name)
+
+
+register_inplace(lerp)
+
+
+def _addc(name, input, tensor1, tensor2, value, fn):
+    dt = _dt.result_dtype(input, tensor1, tensor2)
+    if dt is _dt.bool_:
+        raise NotImplementedError(f'"{name}_cpu_out" not implemented for \'Bool\'')
+    if dt._category < 2 and isinstance(value, float):
+        value = int(value)  # torch casts the scalar to the integral result type
+    ct = compute_dtype(dt)
+    a = input._data.astype(ct, copy=False)
+    b = tensor1._data.astype(ct, copy=False)
+    c = tensor2._data.astype(ct, copy=False)
+    try:
+        shape = xp.broadcast_shapes(a.shape, b.shape, c.shape)
+    except ValueError:
+        raise _broadcast_error3(a, b, c) from None
+    with xp.errstate(all="ignore"):
+        r = a + value * fn(b, c) if value != 1 else a + fn(b, c)
+    if r.shape != shape:
+        r = xp.broadcast_to(r, shape)
+    return wrap(result_array(xp.asarray(r), dt))
+
+
+def _broadcast_error3(a, b, c):
+    for x, y in ((b, c), (a, b), (a, c)):
+        try:
+            xp.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            return broadcast_error(x, y)
+    return broadcast_error(a, xp.empty(xp.broadcast_shapes(b.shape, c.shape)))
+
+
+@register()
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2."""
+    return finish(_addc("addcmul", input, tensor1, tensor2, value, xp.multiply), out)
+
+
+@register()
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2 (integer tensor1 and tensor2 are refused)."""
+    if tensor1.dtype._category < 2 and tensor2.dtype._category < 2:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all "
+                           "dtypes.")
+    return finish(_addc("addcdiv", input, tensor1, tensor2, value, xp.true_divide), out)
+
+
+register_inplace(addcmul)
+register_inplace(addcdiv)
+
+
+# ----------------------------------------------------------------------------- clamp
+
+def _bound(v, dt, ct):
+    if isinstance(v, Tensor):
+        return v._data.astype(ct, copy=False)
+    if dt._category == 1 and isinstance(v, int):
+        info = xp.iinfo(dt.np)
+        # torch lets negative bounds wrap around for unsigned types (-1 -> 255 for uint8)
+        low = -info.max if info.min == 0 else info.min
+        if not low <= v <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name}_t without "
+                               f"overflow")
+        if v < 0 and info.min == 0:
+            v += info.max + 1
+    return xp.asarray(v, ct)
+
+
+@register("clip")
+def clamp(input, min=None, max=None, *, out=None):
+    """Limit values to [min, max]; either bound may be None, a number or a tensor."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dt = _dt.result_dtype(input, *(v for v in (min, max) if v is not None))
+    if dt._category == 3:
+        raise NotImplementedError("clamp is not supported for complex types")
+    if dt is _dt.bool_:
+        # bool works only through the one-tensor-bound path (maximum/minimum), as in torch
+        n_tensors = isinstance(min, Tensor) + isinstance(max, Tensor)
+        if n_tensors == 2:
+            raise not_implemented_for("clamp", dt)
+        if n_tensors == 0:
+            raise not_implemented_for("clamp_scalar", dt)
+    ct = compute_dtype(dt)
+    r = input._data.astype(ct, copy=False)
+    # max(min(...)) order: where min > max, every element becomes max, as in torch.
+    if min is not None:
+        lo = _bound(min, dt, ct)
+        r = _apply(xp.maximum, r, lo)
+    if max is not None:
+        hi = _bound(max, dt, ct)
+        r = _apply(xp.minimum, r, hi)
+    return finish(wrap(result_array(xp.asarray(r), dt)), out)
+
+
+clip = clamp
+
+
+@register()
+def clamp_min(input, min, *, out=None):
+    """clamp(input, min=min)."""
+    return clamp(input, min, None, out=out)
+
+
+@register()
+def clamp_max(input, max, *, out=None):
+    """clamp(input, max=max)."""
+    return clamp(input, None, max, out=out)
+
+
+for _fn in (clamp, clamp_min, clamp_max):
+    register_inplace(_fn)
+Tensor.clip_ = Tensor.clamp_
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+def _comparison(name, ufunc, doc, ordered, dunder, aliases=()):
+    def op(input, other, *, out=None):
+        _tensor_arg(name, "input", 1, input)
+        if not isinstance(other, Tensor) and not isinstance(other, _NUMBER):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({type(other).__name__}), but expected (Tensor other) or "
+                            f"(Number other)")
+        x, y, dt = binary_operands(input, other)
+        if ordered and dt._category == 3:
+            raise not_implemented_for(name, dt)
+        return finish(wrap(_apply(ufunc, x, y)), out)
+
+    def dunder_op(self, other):
+        # Unknown operand types hand over to Python (``t == None`` is False, like torch).
+        if not isinstance(other, Tensor) and not isinstance(other, _NUMBER):
+            return NotImplemented
+        return op(self, other)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    dunder_op.__name__ = dunder_op.__qualname__ = dunder
+    setattr(Tensor, dunder, dunder_op)
+    for n in (name,) + aliases:
+        setattr(Tensor, n, op)
+    ip = register_inplace(op)
+    for n in aliases:
+        setattr(Tensor, n + "_", ip)
+    return op
+
+
+eq = _comparison("eq", xp.equal, "Elementwise ==, as a bool tensor.", False, "__eq__")
+ne = _comparison("ne", xp.not_equal, "Elementwise !=, as a bool tensor.", False, "__ne__",
+                 ("not_equal",))
+lt = _comparison("lt", xp.less, "Elementwise <, as a bool tensor.", True, "__lt__", ("less",))
+le = _comparison("le", xp.less_equal, "Elementwise <=, as a bool tensor.", True, "__le__",
+                 ("less_equal",))
+gt = _comparison("gt", xp.greater, "Elementwise >, as a bool tensor.", True, "__gt__",
+                 ("greater",))
+ge = _comparison("ge", xp.greater_equal, "Elementwise >=, as a bool tensor.", True, "__ge__",
+                 ("greater_equal",))
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+
+@register()
+def equal(input, other):
+    """True if both tensors have the same shape and elements (NaN != NaN)."""
+    if input._data.shape != other._data.shape:
+        return False
+    x, y, _ = _promoted(input, other)
+    return bool(xp.array_equal(x, y))
+
+
+@register()
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (infinities must match)."""
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_SHORT[input.dtype]} did not match {_SHORT[other.dtype]}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    x, y = input._data, other._data
+    cat = input.dtype._category
+    if cat == 0:
+        return wrap(_apply(xp.equal, x, y))
+    if cat == 1:
+        x, y = x.astype(xp.float64), y.astype(xp.float64)
+    else:
+        x, y = compute_array(x), compute_array(y)
+    with xp.errstate(all="ignore"):
+        diff = xp.abs(_apply(xp.subtract, x, y))
+        close = (x == y) | (xp.isfinite(diff) & (diff <= atol + rtol * xp.abs(y)))
+        if equal_nan and cat >= 2:
+            close |= xp.isnan(x) & xp.isnan(y)
+    return wrap(close)
+
+
+@register()
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element of ``isclose(input, other, ...)`` is True."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+# ----------------------------------------------------------------------------- logical
+
+def _truth(a):
+    return a if a.dtype == xp.bool_ else a != 0
+
+
+def _logical(name, ufunc, doc):
+    def op(input, other, *, out=None):
+        _tensors_only(name, input, other)
+        return finish(wrap(_apply(ufunc, _truth(input._data), _truth(other._data))), out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    setattr(Tensor, name, op)
+    register_inplace(op)
+    return op
+
+
+logical_and = _logical("logical_and", xp.logical_and, "Elementwise logical AND (nonzero is true).")
+logical_or = _logical("logical_or", xp.logical_or, "Elementwise logical OR (nonzero is true).")
+logical_xor = _logical("logical_xor", xp.logical_xor, "Elementwise logical XOR (nonzero is true).")
+
+
+@register()
+def logical_not(input, *, out=None):
+    """Elementwise NOT of the truth value (nonzero is true), as a bool tensor."""
+    return finish(wrap(xp.logical_not(_truth(input._data))), out)
+
+
+register_inplace(logical_not)
+
+
+# ----------------------------------------------------------------------------- bitwise
+
+def _shift_left(x, s, bits):
+    over = (s < 0) | (s >= bits)
+    r = xp.left_shift(x, xp.where(over, 0, s).astype(s.dtype))
+    return xp.where(over, 0, r).astype(r.dtype)
+
+
+def _shift_right(x, s, bits):
+    # Shifts past the width fill with the sign bit (signed) or 0 (unsigned); negative
+    # shift counts give 0, as torch's kernels do.
+    signed = x.dtype.kind == "i"
+    r = xp.right_shift(x, xp.clip(s, 0, bits - 1).astype(s.dtype))
+    if not signed:
+        r = xp.where(s >= bits, 0, r)
+    return xp.where(s < 0, 0, r).astype(x.dtype)
+
+
+def _bitwise(name, kernel, ufunc, doc, dunders, shift=False):
+    def op(input, other, *, out=None):
+        x, y, dt = binary_operands(input, other)
+        if dt._category >= 2 or (shift and dt is _dt.bool_):
+            raise not_implemented_for(kernel, dt)
+        if shift:
+            x = xp.asarray(x, dt.np)
+            y = xp.asarray(y, dt.np)
+            try:
+                x, y = xp.broadcast_arrays(x, y)
+            except ValueError:
+                raise broadcast_error(x, y) from None
+            r = ufunc(x, y, dt.itemsize * 8)
+        else:
+            r = _apply(ufunc, x, y)
+        return finish(wrap(r), out)
+
+    def rop(self, other):
+        return op(other, self)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    setattr(Tensor, name, op)
+    ip = register_inplace(op)
+    fwd, rev, inp = dunders
+    setattr(Tensor, fwd, op)
+    setattr(Tensor, rev, rop)
+    setattr(Tensor, inp, ip)
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and", xp.bitwise_and, "Elementwise AND.",
+                       ("__and__", "__rand__", "__iand__"))
+bitwise_or = _bitwise("bitwise_or", "bitwise_or", xp.bitwise_or, "Elementwise OR.",
+                      ("__or__", "__ror__", "__ior__"))
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", xp.bitwise_xor, "Elementwise XOR.",
+                       ("__xor__", "__rxor__", "__ixor__"))
+bitwise_left_shift = _bitwise("bitwise_left_shift", "lshift", _shift_left,
+                              "input << other (bits shifted past the width are lost).",
+                              ("__lshift__", "__rlshift__", "__ilshift__"), shift=True)
+bitwise_right_shift = _bitwise("bitwise_right_shift", "rshift", _shift_right,
+                               "input >> other (arithmetic shift for signed types).",
+                               ("__rshift__", "__rrshift__", "__irshift__"), shift=True)
+
+
+@register()
+def bitwise_not(input, *, out=None):
+    """Elementwise NOT: ~input for integers, logical not for bool."""
+    a = input._data
+    if a.dtype.kind not in "biu":
+        raise not_implemented_for("bitwise_not", _by_np[a.dtype])
+    return finish(wrap(xp.invert(a)), out)
+
+
+register_inplace(bitwise_not)
+
+
+def __invert__(self):
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
+
+
+Tensor.__invert__ = __invert__
+
+
+# ----------------------------------------------------------------------------- where
+
+@register()
+def where(condition, input=None, other=None, *, out=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other`` (either may be a number).
+
+    With only ``condition``, the same as ``nonzero(condition, as_tuple=True)``.
+    """
+    if input is None and other is None:
+        import glasstorch
+        return glasstorch.nonzero(condition, as_tuple=True)
+    c = condition._data
+    if c.dtype != xp.bool_:
+        if c.dtype != xp.uint8:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                               f"tensor with dtype {_SHORT[_by_np[c.dtype]]}")
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                      "and will be removed in a future version of PyTorch. Use a boolean "
+                      "condition instead.", UserWarning, stacklevel=2)
+        c = c.astype(xp.bool_)
+    dt = _dt.result_dtype(input, other)
+    x = input._data.astype(dt.np, copy=False) if isinstance(input, Tensor) else \
+        xp.asarray(input, dt.np)
+    y = other._data.astype(dt.np, copy=False) if isinstance(other, Tensor) else \
+        xp.asarray(other, dt.np)
+    if out is not None and isinstance(out, Tensor) and out.dtype is not dt:
+        raise RuntimeError(f"Expected out type to be {_SHORT[dt]} but got {_SHORT[out.dtype]}")
+    try:
+        r = xp.where(c, x, y)
+    except ValueError:
+        raise RuntimeError(f"The size of tensors do not match: condition {list(c.shape)}, "
+                           f"input {list(x.shape)}, other {list(y.shape)} cannot be "
+                           f"broadcast together") from None
+    return finish(wrap(r), out)
+
+
+def _tensor_where(self, condition, other):
+    """``self.where(condition, other)`` is ``where(condition, self, other)``."""
+    return where(condition, self, other)
+
+
+Tensor.where = _tensor_where
+
+__all__ += [
+    "floor_divide", "remainder", "fmod", "pow", "float_power", "sign", "sgn", "signbit",
+    "exp2", "expm1", "log2", "log10", "log1p", "rsqrt", "square", "reciprocal", "sigmoid",
+    "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
+    "atan2", "arctan2", "hypot", "copysign", "xlogy", "ldexp", "frexp", "logit",
+    "erf", "erfc", "erfinv", "deg2rad", "rad2deg",
+    "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "fmax", "fmin",
+    "floor", "ceil", "round", "trunc", "fix", "frac", "lerp", "addcmul", "addcdiv",
+    "nan_to_num", "heaviside", "angle", "positive", "conj", "conj_physical",
+    "resolve_conj", "resolve_neg",
+    "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "equal", "isclose", "allclose",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
+    "where",
+]

@@ -1,6 +1,9 @@
 """Pointwise operators."""
 
-from ..harness import ALL, FLOATS, NUMBERS, REALS, OpInfo, S, make_array
+import ml_dtypes
+import numpy as np
+
+from ..harness import ALL, FLOATS, NUMBERS, REALS, E, OpInfo, S, T, make_array
 from ..samples import binary, mixed_dtype_pairs, unary
 
 
@@ -60,3 +63,413 @@ OPS = [
     OpInfo("add_out", lambda lib, a, b: lib.add(a, b, out=lib.empty(0, dtype=a.dtype)),
            lambda d, r: [S(make_array(r, (3,), d), make_array(r, (3,), d))]),
 ]
+
+
+# ----------------------------------------------------------------------------- extended ops
+
+_SPECIAL = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 2.5, -2.5, 0.5, -1.5, 3.5]
+
+
+def _special(dtype):
+    if dtype == "bfloat16":
+        # torch's float32 -> bfloat16 cast (used to build inputs) turns NaN into a NaN with
+        # the sign bit set; start from -NaN so both libraries see the same bits.
+        return np.array([-v if v != v else v for v in _SPECIAL], dtype=ml_dtypes.bfloat16)
+    return np.array(_SPECIAL, dtype=dtype)
+
+
+def _unary_special(dtype, rng, low=-5, high=5):
+    """The usual unary samples, plus NaN/inf/signed zeros/halves for float dtypes."""
+    yield from unary(dtype, rng, low, high)
+    if dtype in FLOATS or dtype.startswith("complex"):
+        yield S(_special(dtype))
+        if dtype.startswith("complex"):
+            yield S(_special(dtype) * np.array(1j, dtype=dtype) + _special(dtype)[::-1])
+
+
+def _ranged(low, high):
+    def samples(dtype, rng):
+        if dtype in FLOATS or dtype.startswith("complex"):
+            return unary(dtype, rng, low, high)
+        return unary(dtype, rng, int(np.floor(low)), int(np.ceil(high)) + 1)
+    return samples
+
+
+def _fn_and_method(name, *aliases):
+    """Call torch.<name>, Tensor.<name> and every alias on the same input."""
+    def fn(lib, *args, **kw):
+        res = [getattr(lib, name)(*args, **kw), getattr(args[0], name)(*args[1:], **kw)]
+        res += [getattr(lib, a)(*args, **kw) for a in aliases]
+        return tuple(res)
+    return fn
+
+
+def _method_only(name, *aliases):
+    def fn(lib, *args, **kw):
+        res = [getattr(args[0], name)(*args[1:], **kw)]
+        res += [getattr(args[0], a)(*args[1:], **kw) for a in aliases]
+        return tuple(res)
+    return fn
+
+
+def _inplace(name):
+    def fn(lib, a, *args, **kw):
+        a = a.clone()
+        r = getattr(a, name + "_")(*args, **kw)
+        return r, a
+    return fn
+
+
+def _covers(name, aliases=(), inplace=True, function=True):
+    out = [f"Tensor.{name}"] + ([name] if function else [])
+    for a in aliases:
+        out += [a, f"Tensor.{a}"] + ([f"Tensor.{a}_"] if inplace else [])
+    if inplace:
+        out.append(f"Tensor.{name}_")
+    return tuple(out)
+
+
+# In-place entries re-check the kernels through Tensor.<op>_; a subset of dtypes keeps the
+# suite fast while still covering every category (and the refused casts back into self).
+_IP = ("bool", "uint8", "int64", "bfloat16", "float32", "complex64")
+
+
+def _unary_ops():
+    ops = []
+    # name, samples, aliases, has in-place, float-only in-place dtypes
+    table = [
+        ("exp2", _unary_special, ()), ("expm1", _unary_special, ()),
+        ("log2", _ranged(0, 5), ()), ("log10", _ranged(0, 5), ()), ("log1p", _ranged(-1, 5), ()),
+        ("rsqrt", _ranged(0.1, 5), ()), ("reciprocal", _ranged(0.5, 5), ()),
+        ("sigmoid", _unary_special, ()), ("sin", _unary_special, ()),
+        ("cos", _unary_special, ()), ("tan", _ranged(-1.4, 1.4), ()),
+        ("asin", _ranged(-1, 1), ("arcsin",)), ("acos", _ranged(-1, 1), ("arccos",)),
+        ("atan", _unary_special, ("arctan",)), ("sinh", _ranged(-3, 3), ()),
+        ("cosh", _ranged(-3, 3), ()), ("tanh", _unary_special, ()),
+        ("asinh", _unary_special, ("arcsinh",)), ("acosh", _ranged(1, 5), ("arccosh",)),
+        ("atanh", _ranged(-0.95, 0.95), ("arctanh",)),
+        ("erf", _unary_special, ()), ("erfc", _unary_special, ()),
+        ("erfinv", _ranged(-1, 1), ()), ("deg2rad", _unary_special, ()),
+        ("rad2deg", _unary_special, ()), ("logit", _ranged(0, 1), ()),
+        ("sign", _unary_special, ()), ("sgn", _unary_special, ()),
+        ("square", _unary_special, ()), ("floor", _unary_special, ()),
+        ("ceil", _unary_special, ()), ("trunc", _unary_special, ("fix",)),
+        ("round", _unary_special, ()), ("frac", _unary_special, ()),
+        ("nan_to_num", _unary_special, ()), ("logical_not", _unary_special, ()),
+        ("bitwise_not", _unary_special, ()),
+    ]
+    for name, samples, aliases in table:
+        ops.append(OpInfo(name, _fn_and_method(name, *aliases), samples, dtypes=ALL,
+                          covers=_covers(name, aliases)))
+        ops.append(OpInfo(f"Tensor.{name}_", _inplace(name), samples, dtypes=_IP))
+    for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit",
+                 "angle", "positive", "conj_physical", "resolve_conj", "resolve_neg"):
+        ops.append(OpInfo(name, _fn_and_method(name), _unary_special, dtypes=ALL,
+                          covers=_covers(name, inplace=False)))
+    return ops
+
+
+def _with_zero_divisor(dtype, rng):
+    yield from binary(dtype, rng, low2=1, high2=6)
+    yield S(make_array(rng, (4,), dtype), np.zeros((4,), dtype="float32").astype(
+        ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype))
+    yield S(make_array(rng, (4,), dtype), 0)
+    if dtype in FLOATS:
+        yield S(_special(dtype), _special(dtype)[::-1].copy())
+    if dtype == "float32":
+        yield from mixed_dtype_pairs(rng)
+
+
+def _pow_samples(dtype, rng):
+    yield from binary(dtype, rng, -3, 3, -3, 3)
+    yield S(make_array(rng, (4,), dtype, -3, 3), -2)
+    yield S(make_array(rng, (4,), dtype, -3, 3), 0.5)
+    yield S(make_array(rng, (4,), dtype, -3, 3), True)
+    if dtype in FLOATS:
+        yield S(_special(dtype), _special(dtype)[::-1].copy())
+    if dtype == "float32":
+        yield from mixed_dtype_pairs(rng)
+
+
+def _float_binary_samples(dtype, rng):
+    yield from binary(dtype, rng)
+    if dtype in FLOATS:
+        yield S(_special(dtype), _special(dtype)[::-1].copy())
+    if dtype == "float32":
+        yield from mixed_dtype_pairs(rng)
+
+
+def _shift_samples(dtype, rng):
+    yield from binary(dtype, rng, -20, 20, 0, 8)
+    if dtype in ("int8", "int16", "int32", "int64", "uint8"):
+        bits = np.dtype(dtype).itemsize * 8
+        yield S(make_array(rng, (5,), dtype, -20, 20),
+                np.array([0, bits - 1, bits, bits + 3, 1], dtype=dtype))
+
+
+def _binary_ops():
+    ops = []
+    table = [
+        ("floor_divide", _with_zero_divisor, ()), ("remainder", _with_zero_divisor, ()),
+        ("fmod", _with_zero_divisor, ()), ("pow", _pow_samples, ()),
+        ("atan2", _float_binary_samples, ("arctan2",)), ("hypot", _float_binary_samples, ()),
+        ("copysign", _float_binary_samples, ()), ("xlogy", _float_binary_samples, ()),
+        ("maximum", _float_binary_samples, ()), ("minimum", _float_binary_samples, ()),
+        ("fmax", _float_binary_samples, ()), ("fmin", _float_binary_samples, ()),
+        ("heaviside", _float_binary_samples, ()), ("ldexp", _ranged_binary(-4, 4), ()),
+        ("eq", _float_binary_samples, ()), ("ne", _float_binary_samples, ("not_equal",)),
+        ("lt", _float_binary_samples, ("less",)), ("le", _float_binary_samples, ("less_equal",)),
+        ("gt", _float_binary_samples, ("greater",)),
+        ("ge", _float_binary_samples, ("greater_equal",)),
+        ("logical_and", _float_binary_samples, ()), ("logical_or", _float_binary_samples, ()),
+        ("logical_xor", _float_binary_samples, ()),
+        ("bitwise_and", _float_binary_samples, ()), ("bitwise_or", _float_binary_samples, ()),
+        ("bitwise_xor", _float_binary_samples, ()),
+        ("bitwise_left_shift", _shift_samples, ()), ("bitwise_right_shift", _shift_samples, ()),
+    ]
+    for name, samples, aliases in table:
+        ops.append(OpInfo(name, _fn_and_method(name, *aliases), samples, dtypes=ALL,
+                          covers=_covers(name, aliases)))
+        if name not in ("maximum", "minimum", "fmax", "fmin"):  # torch has no in-place form
+            ops.append(OpInfo(f"Tensor.{name}_", _inplace(name), samples, dtypes=_IP))
+    ops.append(OpInfo("float_power", _fn_and_method("float_power"), _pow_samples, dtypes=ALL,
+                      covers=_covers("float_power")))
+    ops.append(OpInfo("Tensor.float_power_", _inplace("float_power"), _pow_samples,
+                      dtypes=("float32", "float64", "int64", "complex128")))
+    return ops
+
+
+def _ranged_binary(low, high):
+    return lambda d, r: binary(d, r, low, high, low, high)
+
+
+def _dunder(expr_fn):
+    return lambda lib, a, b: expr_fn(a, b)
+
+
+def _dunder_ops():
+    ops = []
+    table = [
+        ("__floordiv__", lambda a, b: (a // b, 7 // a), _with_zero_divisor,
+         ("Tensor.__rfloordiv__",)),
+        ("__mod__", lambda a, b: (a % b, 7 % a), _with_zero_divisor, ("Tensor.__rmod__",)),
+        ("__pow__", lambda a, b: (a ** b, 2 ** a, 1.5 ** a), _pow_samples, ("Tensor.__rpow__",)),
+        ("__and__", lambda a, b: (a & b, 3 & a), _float_binary_samples, ("Tensor.__rand__",)),
+        ("__or__", lambda a, b: (a | b, 3 | a), _float_binary_samples, ("Tensor.__ror__",)),
+        ("__xor__", lambda a, b: (a ^ b, 3 ^ a), _float_binary_samples, ("Tensor.__rxor__",)),
+        ("__lshift__", lambda a, b: (a << b, 3 << a), _shift_samples, ("Tensor.__rlshift__",)),
+        ("__rshift__", lambda a, b: (a >> b, 100 >> a), _shift_samples,
+         ("Tensor.__rrshift__",)),
+        ("__eq__", lambda a, b: (a == b, a != b, a == None, a != "x"),  # noqa: E711
+         _float_binary_samples, ("Tensor.__ne__",)),
+        ("__lt__", lambda a, b: (a < b, a <= b, a > b, a >= b), _float_binary_samples,
+         ("Tensor.__le__", "Tensor.__gt__", "Tensor.__ge__")),
+    ]
+    for name, expr, samples, covers in table:
+        ops.append(OpInfo(f"Tensor.{name}", _dunder(expr), samples, dtypes=ALL, covers=covers))
+    inplace = [
+        ("__ifloordiv__", lambda a, b: a.__ifloordiv__(b), _with_zero_divisor),
+        ("__imod__", lambda a, b: a.__imod__(b), _with_zero_divisor),
+        ("__ipow__", lambda a, b: a.__ipow__(b), _pow_samples),
+        ("__iand__", lambda a, b: a.__iand__(b), _float_binary_samples),
+        ("__ior__", lambda a, b: a.__ior__(b), _float_binary_samples),
+        ("__ixor__", lambda a, b: a.__ixor__(b), _float_binary_samples),
+        ("__ilshift__", lambda a, b: a.__ilshift__(b), _shift_samples),
+        ("__irshift__", lambda a, b: a.__irshift__(b), _shift_samples),
+    ]
+    for name, expr, samples in inplace:
+        ops.append(OpInfo(f"Tensor.{name}", lambda lib, a, b, e=expr: (lambda c: (e(c, b), c))(
+            a.clone()), samples, dtypes=_IP))
+    ops.append(OpInfo("Tensor.__invert__", lambda lib, a: ~a, _unary_special, dtypes=ALL))
+    ops.append(OpInfo("Tensor.__pos__", lambda lib, a: +a, _unary_special, dtypes=ALL))
+    return ops
+
+
+# ----------------------------------------------------------------------------- ternary and misc
+
+def _where_samples(dtype, rng):
+    cond = make_array(rng, (3, 4), "bool")
+    yield S(cond, make_array(rng, (3, 4), dtype), make_array(rng, (3, 4), dtype))
+    yield S(cond, make_array(rng, (4,), dtype), make_array(rng, (3, 1), dtype))
+    yield S(T(make_array(rng, (3, 4), "bool")), T(make_array(rng, (3, 4), dtype)),
+            E(make_array(rng, (1, 4), dtype), (3, 4)))
+    yield S(make_array(rng, (), "bool"), make_array(rng, (2,), dtype), 2)
+    yield S(cond, make_array(rng, (3, 4), dtype), 2.5)
+    yield S(cond, 1, make_array(rng, (3, 4), dtype))
+    yield S(make_array(rng, (0,), "bool"), make_array(rng, (0,), dtype), 0)
+    yield S(cond, make_array(rng, (2, 4), dtype), 0)  # shape mismatch
+    yield S(make_array(rng, (3,), "int64", 0, 2), make_array(rng, (3,), dtype), 0)
+    if dtype == "float32":
+        yield S(cond, make_array(rng, (3, 4), "int64"), make_array(rng, (3, 4), "float64"))
+        yield S(cond, 1, 0)
+        yield S(cond, 1.0, 0)
+
+
+def _clamp_samples(dtype, rng):
+    for s in unary(dtype, rng):
+        yield S(*s.args, -1, 2)
+    yield S(make_array(rng, (3, 4), dtype), None, 1)
+    yield S(make_array(rng, (3, 4), dtype), 2, None)
+    yield S(make_array(rng, (3, 4), dtype), 2, -2)
+    yield S(make_array(rng, (3, 4), dtype), -1.5, 2.5)
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (4,), dtype, -2, 0),
+            make_array(rng, (3, 1), dtype, 0, 2))
+    yield S(make_array(rng, (3,), dtype), make_array(rng, (2, 1), dtype), None)
+    yield S(make_array(rng, (3,), dtype), None, None)
+    if dtype in FLOATS:
+        yield S(_special(dtype), -1, 2)
+        yield S(_special(dtype), float("nan"), None)
+
+
+def _lerp_samples(dtype, rng):
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (3, 4), dtype), 0.3)
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (4,), dtype), 0.8)
+    yield S(T(make_array(rng, (3, 4), dtype)), make_array(rng, (3, 4), dtype),
+            make_array(rng, (3, 4), dtype, 0, 1))
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (3, 4), dtype),
+            make_array(rng, (), dtype, 0, 1))
+    yield S(make_array(rng, (), dtype), make_array(rng, (), dtype), 2)
+    yield S(make_array(rng, (0,), dtype), make_array(rng, (0,), dtype), 0.5)
+    yield S(make_array(rng, (3,), dtype), make_array(rng, (2,), dtype), 0.5)
+    if dtype == "float32":
+        yield S(make_array(rng, (3,), dtype), make_array(rng, (3,), "float64"), 0.5)
+        yield S(make_array(rng, (3,), dtype), make_array(rng, (3,), dtype),
+                make_array(rng, (3,), "float64"))
+        yield S(make_array(rng, (3,), dtype), make_array(rng, (3,), dtype),
+                make_array(rng, (), "float64", 0, 1))
+
+
+def _addc_samples(dtype, rng, divisor=False):
+    lo2 = 1 if divisor else -5
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (3, 4), dtype),
+            make_array(rng, (3, 4), dtype, lo2, 6))
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (4,), dtype),
+            make_array(rng, (3, 1), dtype, lo2, 6), value=2)
+    yield S(make_array(rng, (4,), dtype), make_array(rng, (3, 1), dtype),
+            make_array(rng, (4,), dtype, lo2, 6))
+    yield S(T(make_array(rng, (3, 4), dtype)), make_array(rng, (), dtype),
+            E(make_array(rng, (1, 4), dtype, lo2, 6), (3, 4)), value=0.5)
+    yield S(make_array(rng, (0,), dtype), make_array(rng, (0,), dtype),
+            make_array(rng, (0,), dtype, lo2, 6))
+    yield S(make_array(rng, (3,), dtype), make_array(rng, (2,), dtype),
+            make_array(rng, (3,), dtype, lo2, 6))
+    if dtype == "float32":
+        yield S(make_array(rng, (3,), dtype), make_array(rng, (3,), "int64"),
+                make_array(rng, (3,), "int64", 1, 6))
+        yield S(make_array(rng, (3,), "int64"), make_array(rng, (3,), dtype),
+                make_array(rng, (3,), "float64", 1, 6))
+
+
+def _close_samples(dtype, rng):
+    a = make_array(rng, (3, 4), dtype)
+    yield S(a, a.copy())
+    yield S(a, make_array(rng, (3, 4), dtype))
+    yield S(a, make_array(rng, (4,), dtype))
+    yield S(T(a), a.copy(), rtol=0.5, atol=1.0)
+    yield S(make_array(rng, (0,), dtype), make_array(rng, (0,), dtype))
+    yield S(a, make_array(rng, (2, 4), dtype))
+    if dtype in FLOATS:
+        sp = _special(dtype)
+        yield S(sp, sp.copy())
+        yield S(sp, sp.copy(), equal_nan=True)
+        yield S(sp, sp[::-1].copy(), atol=1.0)
+        yield S(sp, sp.copy(), rtol=-1.0)
+    if dtype == "float32":
+        yield S(a, a.astype("float64"))
+
+
+def _equal_samples(dtype, rng):
+    a = make_array(rng, (3, 4), dtype)
+    yield S(a, a.copy())
+    yield S(a, make_array(rng, (3, 4), dtype))
+    yield S(T(a), a.copy())
+    yield S(a, a[:2].copy())
+    yield S(make_array(rng, (), dtype), make_array(rng, (), dtype))
+    if dtype in FLOATS:
+        yield S(_special(dtype), _special(dtype))
+    if dtype == "float32":
+        yield S(a, a.astype("float64"))
+        yield S(a, a.astype("int64"))
+
+
+def _round_dec_samples(dtype, rng):
+    yield S(make_array(rng, (3, 4), dtype, -50, 50))
+    for d in (2, 1, -1, 0):
+        yield S(make_array(rng, (3, 4), dtype, -50, 50), decimals=d)
+    if dtype in FLOATS:
+        yield S(np.array([0.125, 0.375, 2.5, -1.55, 1234.5, 25.0],
+                         dtype=ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype),
+                decimals=2)
+
+
+def _nan_to_num_kw_samples(dtype, rng):
+    if dtype in FLOATS or dtype.startswith("complex"):
+        yield S(_special(dtype), nan=1.0, posinf=2.0, neginf=-3.0)
+        yield S(_special(dtype), 0.5)
+    yield S(make_array(rng, (3,), dtype), nan=1.5)
+
+
+def _logit_eps_samples(dtype, rng):
+    yield S(make_array(rng, (3, 4), dtype, 0, 1), 0.2)
+    yield S(np.array([0.0, 1.0, 0.5], dtype=ml_dtypes.bfloat16 if dtype == "bfloat16"
+                     else ("float32" if dtype not in FLOATS else dtype)), eps=1e-3)
+
+
+def _frexp_fn(lib, a):
+    m, e = lib.frexp(a)
+    m2, e2 = a.frexp()
+    return m, e, m2, e2
+
+
+def _misc_ops():
+    return [
+        OpInfo("where", lambda lib, c, a, b: lib.where(c, a, b), _where_samples, dtypes=ALL),
+        OpInfo("Tensor.where", lambda lib, c, a, b: a.where(c, b),
+               lambda d, r: (s for s in _where_samples(d, r) if not isinstance(s.args[1], int)),
+               dtypes=("float32", "int64")),
+        OpInfo("clamp", _fn_and_method("clamp", "clip"), _clamp_samples, dtypes=ALL,
+               covers=_covers("clamp", ("clip",))),
+        OpInfo("Tensor.clamp_", _inplace("clamp"), _clamp_samples, dtypes=ALL),
+        OpInfo("clamp_min", lambda lib, a, lo, hi: (lib.clamp_min(a, lo), a.clamp_min(lo))
+               if lo is not None else lib.clamp(a, lo, hi), _clamp_samples, dtypes=REALS,
+               covers=("Tensor.clamp_min", "Tensor.clamp_min_")),
+        OpInfo("clamp_max", lambda lib, a, lo, hi: (lib.clamp_max(a, hi), a.clone().clamp_max_(
+            hi)) if hi is not None else lib.clamp(a, lo, hi), _clamp_samples, dtypes=REALS,
+               covers=("Tensor.clamp_max", "Tensor.clamp_max_")),
+        OpInfo("lerp", _fn_and_method("lerp"), _lerp_samples, dtypes=ALL,
+               covers=_covers("lerp")),
+        OpInfo("Tensor.lerp_", _inplace("lerp"), _lerp_samples, dtypes=FLOATS),
+        OpInfo("addcmul", _fn_and_method("addcmul"), _addc_samples, dtypes=ALL,
+               covers=_covers("addcmul")),
+        OpInfo("Tensor.addcmul_", _inplace("addcmul"), _addc_samples, dtypes=NUMBERS),
+        OpInfo("addcdiv", _fn_and_method("addcdiv"),
+               lambda d, r: _addc_samples(d, r, divisor=True), dtypes=ALL,
+               covers=_covers("addcdiv")),
+        OpInfo("Tensor.addcdiv_", _inplace("addcdiv"),
+               lambda d, r: _addc_samples(d, r, divisor=True), dtypes=FLOATS),
+        OpInfo("isclose", _fn_and_method("isclose"), _close_samples, dtypes=ALL,
+               covers=("Tensor.isclose",)),
+        OpInfo("allclose", _fn_and_method("allclose"), _close_samples, dtypes=ALL,
+               covers=("Tensor.allclose",)),
+        OpInfo("equal", _fn_and_method("equal"), _equal_samples, dtypes=ALL,
+               covers=("Tensor.equal",)),
+        OpInfo("round_decimals", _fn_and_method("round"), _round_dec_samples, dtypes=REALS),
+        OpInfo("nan_to_num_args", _fn_and_method("nan_to_num"), _nan_to_num_kw_samples,
+               dtypes=ALL),
+        OpInfo("logit_eps", _fn_and_method("logit"), _logit_eps_samples, dtypes=ALL),
+        OpInfo("frexp", _frexp_fn, _unary_special, dtypes=ALL, covers=("Tensor.frexp",)),
+        OpInfo("conj", lambda lib, a: (lib.conj(a).resolve_conj(), a.conj().resolve_conj()),
+               _unary_special, dtypes=ALL, covers=("Tensor.conj",)),
+        OpInfo("Tensor.conj_physical_", _inplace("conj_physical"), _unary_special,
+               dtypes=ALL),
+        OpInfo("sigmoid_out", lambda lib, a: lib.sigmoid(a, out=lib.empty(0, dtype=a.dtype)),
+               lambda d, r: [S(make_array(r, (3,), d))], dtypes=FLOATS),
+        OpInfo("eq_out", lambda lib, a, b: lib.eq(a, b, out=lib.empty(0, dtype=lib.bool)),
+               lambda d, r: [S(make_array(r, (3,), d), make_array(r, (3,), d))]),
+        OpInfo("where_out", lambda lib, c, a, b: lib.where(c, a, b, out=lib.empty(0)),
+               lambda d, r: [S(make_array(r, (3,), "bool"), make_array(r, (3,), d),
+                               make_array(r, (3,), d))]),
+    ]
+
+
+OPS += _unary_ops() + _binary_ops() + _dunder_ops() + _misc_ops()
