@@ -180,19 +180,6 @@ def _combine_categories(higher, lower):
     return higher
 
 
-def _wrapped_scalar_dtype(value):
-    # Python numbers are "wrapped numbers": floats count as the default dtype.
-    if isinstance(value, bool):
-        return bool_
-    if isinstance(value, int):
-        return int64
-    if isinstance(value, float):
-        return _default[0]
-    if isinstance(value, complex):
-        return default_complex_dtype()
-    raise TypeError(f"expected a Tensor or a number, but got {type(value).__name__}")
-
-
 def result_dtype(*operands) -> dtype:
     """torch.result_type over any mix of Tensors and Python scalars."""
     dim_r = zero_r = wrapped_r = None
@@ -204,14 +191,13 @@ def result_dtype(*operands) -> dtype:
             else:
                 zero_r = d if zero_r is None else _promote_table[zero_r, d]
         else:
-            if isinstance(x, np.generic):
-                d = from_numpy_dtype(x.dtype)
-                if d.is_floating_point:
-                    d = _default[0]
-                elif d.is_complex:
-                    d = default_complex_dtype()
-            else:
-                d = _wrapped_scalar_dtype(x)
+            # Python numbers (and NumPy scalars) are "wrapped numbers": only their
+            # category counts, so floats stand for the default dtype.
+            d = scalar_dtype(x)
+            if d.is_floating_point:
+                d = _default[0]
+            elif d.is_complex:
+                d = default_complex_dtype()
             wrapped_r = d if wrapped_r is None else _promote_table[wrapped_r, d]
     return _combine_categories(dim_r, _combine_categories(zero_r, wrapped_r))
 

@@ -18,8 +18,12 @@ def main():
     print("int64 / 2 ->", (torch.tensor([1, 2]) / 2).dtype, "| int64 + float32 ->",
           (torch.tensor([1]) + torch.ones(1)).dtype)
     w = torch.randn(4, 2)
-    y = (x @ w).softmax(dim=1) if hasattr(x, "softmax") else x @ w
-    print("x @ w ->", tuple(y.shape), y.dtype)
+    y = x @ w
+    print("x @ w ->", y.shape, y.dtype)
+    values, indices = y.max(dim=1)
+    print("row max:", values, "at", indices)
+    print("sorted column 0:", y[:, 0].sort().values if hasattr(torch.Tensor, "__getitem__")
+          else y.select(1, 0).sort().values)
 
 
 if __name__ == "__main__":
