@@ -22,8 +22,7 @@ def main():
     print("x @ w ->", y.shape, y.dtype)
     values, indices = y.max(dim=1)
     print("row max:", values, "at", indices)
-    print("sorted column 0:", y[:, 0].sort().values if hasattr(torch.Tensor, "__getitem__")
-          else y.select(1, 0).sort().values)
+    print("sorted column 0:", y[:, 0].sort().values)
 
 
 if __name__ == "__main__":
