@@ -13,7 +13,7 @@ import warnings
 
 from .._core import dtype as _dt
 from .._tensor import _strided_array
-from ._common import Tensor, finish, register, view_of, wrap, wrap_dim, xp
+from ._common import Tensor, finish, register, register_inplace, view_of, wrap, wrap_dim, xp
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_select",
@@ -969,22 +969,8 @@ def put(input, index, source, accumulate=False):
 
 
 # in-place forms of the copy-returning ops above: same checks, result written into self
-def _make_inplace(fn, name):
-    def inplace(self, *args, **kwargs):
-        r = fn(self, *args, **kwargs)
-        if r._data.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
-                               f"broadcast shape {list(r._data.shape)}")
-        xp.copyto(self._data, r._data, casting="unsafe")
-        self._bump_version()
-        return self
-    inplace.__name__ = inplace.__qualname__ = name
-    inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    setattr(Tensor, name, inplace)
-
-
 for _fn in (scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill):
-    _make_inplace(_fn, _fn.__name__ + "_")
+    register_inplace(_fn)
 
 
 # ----------------------------------------------------------------------------- nonzero, search
