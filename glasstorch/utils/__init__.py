@@ -1,0 +1,3 @@
+"""Utilities mirroring ``torch.utils``; ``glasstorch.utils.data`` holds the DataLoader."""
+
+from . import data  # noqa: F401
