@@ -24,7 +24,9 @@ for _mod in _ops.MODULES:
 del _mod, _name
 
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402
-from . import autograd, cuda, linalg, random, return_types  # noqa: E402
+from . import autograd, cuda, linalg, random, return_types, utils  # noqa: E402
+from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
+from .serialization import load, save  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,

@@ -270,6 +270,13 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if self.grad_fn is not None:
+            if value:
+                return
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients")
@@ -281,6 +288,13 @@ class Tensor:
 
     @property
     def grad(self):
+        if self.grad_fn is not None and not self.__dict__.get("_retains_grad"):
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
+                "on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+                "you access the leaf Tensor instead.", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -318,8 +332,11 @@ class Tensor:
         return t
 
     def detach_(self):
+        if self._base is not None and (self._requires_grad or self._base._requires_grad):
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._requires_grad = False
+        self.__dict__.pop("_output_nr", None)
         return self
 
     # ------------------------------------------------------------------ conversions
@@ -442,8 +459,7 @@ class Tensor:
                 "deprecated and it will throw an error in a future release. Consider `x.mT` to "
                 "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
                 "to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
-            return self.permute(*reversed(range(self._data.ndim)))
-        return self.t() if self._data.ndim == 2 else self
+        return self.permute(*reversed(range(self._data.ndim)))
 
     @property
     def mT(self):

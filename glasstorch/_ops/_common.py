@@ -13,12 +13,13 @@ import warnings
 from .._core import dtype as _dt
 from .._core.backend import xp
 from .._tensor import Tensor, _view_of, _wrap, _wrap_dim
+from ..autograd.graph import Node, SavedTensor, needs_grad, record
 
 __all__ = [
     "Tensor", "xp", "wrap", "view_of", "wrap_dim", "register", "register_inplace",
     "binary_operands", "to_array", "assign_inplace", "finish", "dims_arg", "broadcast_error",
     "float_result_dtype", "not_implemented_for", "compute_array", "compute_dtype",
-    "result_array", "size_arg",
+    "result_array", "size_arg", "Node", "needs_grad", "record", "rebase_history",
 ]
 
 wrap = _wrap
@@ -61,9 +62,45 @@ def assign_inplace(self, result):
     if result._data.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                            f"broadcast shape {list(result._data.shape)}")
+    node = result.grad_fn
+    if node is not None:
+        _check_inplace_allowed(self)
+        _snapshot_saved_self(node, self)
     xp.copyto(self._data, result._data, casting="unsafe")
     self._bump_version()
+    if node is not None:
+        rebase_history(self, node)
     return self
+
+
+def _check_inplace_allowed(self):
+    if self.grad_fn is None and self._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = self._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _snapshot_saved_self(node, self):
+    # The node computed self's new value from its old one; keep the old values it saved.
+    saved = node._saved
+    if saved:
+        for k, v in saved.items():
+            if isinstance(v, SavedTensor) and v._tensor is self:
+                saved[k] = SavedTensor(wrap(self._data.copy()))
+
+
+def rebase_history(self, node):
+    """Make ``node`` (computed from ``self``'s old value) the history of ``self``."""
+    if self._base is None:
+        self.grad_fn = node
+        self._requires_grad = True
+        self.__dict__.pop("_output_nr", None)
+    else:
+        from .views import rebase_view_history
+        rebase_view_history(self, node)
 
 
 def finish(result, out):

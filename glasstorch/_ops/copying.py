@@ -6,7 +6,16 @@ from .._core import dtype as _dt
 from .._core.device import as_device
 from .._core.device import device as _device_cls
 from .._tensor import channels_last, channels_last_3d, contiguous_format, preserve_format
-from ._common import Tensor, register, wrap, xp
+from ._common import (
+    Node,
+    Tensor,
+    assign_inplace,
+    needs_grad,
+    record,
+    register,
+    wrap,
+    xp,
+)
 
 __all__ = ["clone"]
 
@@ -29,7 +38,15 @@ def _copy_in_format(a, memory_format):
 @register()
 def clone(input, *, memory_format=preserve_format):
     """A copy with its own storage (keeps a dense layout such as a transpose)."""
-    return wrap(_copy_in_format(input._data, memory_format))
+    out = wrap(_copy_in_format(input._data, memory_format))
+    if needs_grad(input):
+        record(out, CloneBackward0, (input,))
+    return out
+
+
+class CloneBackward0(Node):
+    def backward(self, grad):
+        return grad
 
 
 @register()
@@ -37,7 +54,7 @@ def contiguous(input, memory_format=contiguous_format):
     """``input`` itself when already contiguous in ``memory_format``, else a copy."""
     if input.is_contiguous(memory_format):
         return input
-    return wrap(_copy_in_format(input._data, memory_format))
+    return clone(input, memory_format=memory_format)
 
 
 def _parse_to(args, kwargs):
@@ -70,8 +87,17 @@ def to(input, *args, non_blocking=False, copy=False, memory_format=preserve_form
         return input
     if memory_format is not preserve_format:
         a = _copy_in_format(a, memory_format)
-        return wrap(a if same_dtype else a.astype(dtype.np, order="K"))
-    return wrap(a.astype(a.dtype if same_dtype else dtype.np, order="K", copy=True))
+        out = wrap(a if same_dtype else a.astype(dtype.np, order="K"))
+    else:
+        out = wrap(a.astype(a.dtype if same_dtype else dtype.np, order="K", copy=True))
+    if needs_grad(input):
+        record(out, ToCopyBackward0, (input,))
+    return out
+
+
+class ToCopyBackward0(Node):
+    def backward(self, grad):
+        return grad  # the engine casts it back to the input's dtype
 
 
 def _dtype_shorthand(name, dt):
@@ -100,9 +126,19 @@ def copy_(self, src, non_blocking=False):
                            f") must match the size of tensor b "
                            f"({s.shape[-1] if s.ndim else 1}) at non-singleton dimension "
                            f"{self._data.ndim - 1}") from None
+    if needs_grad(self, src):
+        # recorded as an out-of-place copy so the in-place machinery rebases the history
+        result = wrap(b.astype(self._data.dtype))
+        record(result, CopyBackwards, (self, src))
+        return assign_inplace(self, result)
     xp.copyto(self._data, b, casting="unsafe")
     self._bump_version()
     return self
+
+
+class CopyBackwards(Node):
+    def backward(self, grad):
+        return grad.new_zeros(grad.shape) if self.next_functions[0][0] else None, grad
 
 
 @register()
@@ -113,14 +149,31 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
         value = value._data
+    if needs_grad(self):
+        result = wrap(xp.full(self._data.shape, value, dtype=self._data.dtype))
+        record(result, FillBackward0, (self,))
+        return assign_inplace(self, result)
     self._data[...] = value
     self._bump_version()
     return self
 
 
+class FillBackward0(Node):
+    def backward(self, grad):
+        return grad.new_zeros(grad.shape)
+
+
+class ZeroBackward0(FillBackward0):
+    pass
+
+
 @register()
 def zero_(self):
     """Set every element to zero."""
+    if needs_grad(self):
+        result = wrap(xp.zeros(self._data.shape, dtype=self._data.dtype))
+        record(result, ZeroBackward0, (self,))
+        return assign_inplace(self, result)
     self._data[...] = 0
     self._bump_version()
     return self

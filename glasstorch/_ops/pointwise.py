@@ -9,6 +9,7 @@ from __future__ import annotations
 from .._core import dtype as _dt
 from ._common import (
     _SHORT,
+    Node,
     Tensor,
     assign_inplace,
     binary_operands,
@@ -17,7 +18,9 @@ from ._common import (
     compute_dtype,
     finish,
     float_result_dtype,
+    needs_grad,
     not_implemented_for,
+    record,
     register,
     register_inplace,
     result_array,
@@ -51,7 +54,15 @@ def add(input, other, *, alpha=1, out=None):
         r = wrap(_np_add(x, y))
     except ValueError:
         raise broadcast_error(x, y) from None
+    if needs_grad(input, other):
+        record(r, AddBackward0, (input, other), alpha=alpha)
     return r if out is None else finish(r, out)
+
+
+class AddBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        return grad, grad if alpha == 1 else grad * alpha
 
 
 @register()
@@ -72,7 +83,24 @@ def sub(input, other, *, alpha=1, out=None):
         r = wrap(_np_sub(x, y))
     except ValueError:
         raise broadcast_error(x, y) from None
+    if needs_grad(input, other):
+        if isinstance(input, Tensor):
+            record(r, SubBackward0, (input, other), alpha=alpha)
+        else:  # number - tensor
+            record(r, RsubBackward1, (other,), alpha=alpha)
     return r if out is None else finish(r, out)
+
+
+class SubBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        return grad, -grad if alpha == 1 else grad * -alpha
+
+
+class RsubBackward1(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        return -grad if alpha == 1 else grad * -alpha
 
 
 def _is_bool(v):
@@ -109,7 +137,21 @@ def mul(input, other, *, out=None):
         r = wrap(_np_mul(x, y))
     except ValueError:
         raise broadcast_error(x, y) from None
+    if needs_grad(input, other):
+        record(r, MulBackward0, (input, other), self=input, other=other)
     return r if out is None else finish(r, out)
+
+
+class MulBackward0(Node):
+    def backward(self, grad):
+        a, b = self._saved_self, self._saved_other
+        ga = grad * _conj(b) if self.next_functions[0][0] is not None else None
+        gb = grad * _conj(a) if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+def _conj(v):
+    return v.conj() if isinstance(v, Tensor) and v.dtype.is_complex else v
 
 
 multiply = mul
@@ -149,7 +191,28 @@ def div(input, other, *, rounding_mode=None, out=None):
                                    f"'floor' but found '{rounding_mode}'")
         except ValueError:
             raise broadcast_error(x, y) from None
-    return finish(wrap(r), out)
+    r = wrap(r)
+    if needs_grad(input, other):
+        if rounding_mode is None:
+            record(r, DivBackward0, (input, other), self=input, other=other)
+        else:  # rounding makes the result piecewise constant
+            record(r, DivBackward1, (input, other), rounding_mode=rounding_mode)
+    return finish(r, out)
+
+
+class DivBackward0(Node):
+    def backward(self, grad):
+        a, b = self._saved_self, self._saved_other
+        ga = grad / _conj(b) if self.next_functions[0][0] is not None else None
+        gb = None
+        if self.next_functions[1][0] is not None:
+            gb = -grad * _conj(a) / _conj(b * b)
+        return ga, gb
+
+
+class DivBackward1(Node):
+    def backward(self, grad):
+        return grad * 0, None if self.next_functions[1][0] is None else grad * 0
 
 
 def _any_zero(y):
@@ -182,25 +245,7 @@ Tensor.__itruediv__ = Tensor.div_
 
 
 # ----------------------------------------------------------------------------- unary math
-
-def _unary_float(name, ufunc, doc):
-    """A unary op whose integer inputs become the default float dtype (exp, log, sqrt...)."""
-    def op(input, *, out=None):
-        a = input._data
-        dt = float_result_dtype(_dt._by_np[a.dtype])
-        with xp.errstate(all="ignore"):
-            r = ufunc(a.astype(compute_dtype(dt), copy=False))
-        return finish(wrap(result_array(r, dt)), out)
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc
-    setattr(Tensor, name, op)
-    register_inplace(op)
-    return op
-
-
-exp = _unary_float("exp", xp.exp, "e ** input, elementwise.")
-log = _unary_float("log", xp.log, "Natural logarithm, elementwise.")
-sqrt = _unary_float("sqrt", xp.sqrt, "Square root, elementwise.")
+# exp, log and sqrt are defined with the other unary float ops below.
 
 
 @register("__neg__", "negative")
@@ -211,7 +256,15 @@ def neg(input, *, out=None):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or "
                            "`logical_not()` operator instead.")
-    return finish(wrap(xp.negative(a)), out)
+    r = wrap(xp.negative(a))
+    if needs_grad(input):
+        record(r, NegBackward0, (input,))
+    return finish(r, out)
+
+
+class NegBackward0(Node):
+    def backward(self, grad):
+        return -grad
 
 
 negative = neg
@@ -225,7 +278,15 @@ def abs(input, *, out=None):
     a = input._data
     if a.dtype == xp.bool_:
         raise not_implemented_for("abs", _dt.bool_)
-    return finish(wrap(xp.absolute(a)), out)
+    r = wrap(xp.absolute(a))
+    if needs_grad(input):
+        record(r, AbsBackward0, (input,), self=input)
+    return finish(r, out)
+
+
+class AbsBackward0(Node):
+    def backward(self, grad):
+        return grad * self._saved_self.sgn()
 
 
 absolute = abs
@@ -283,12 +344,19 @@ def _register_unary(op, *aliases, inplace=True):
     return op
 
 
-def _make_unary_float(name, compute, doc, *, real_only=None, aliases=()):
+def _make_unary_float(name, compute, doc, *, real_only=None, aliases=(), node=None,
+                      backward=None, saves=("self",)):
     """A unary op whose integer/bool inputs become the default float dtype.
 
     ``compute`` gets the input in the compute dtype (float32 for half types).
     ``real_only`` is the exception class raised for complex inputs, if any.
+    ``backward(node, grad)`` is the derivative formula, recorded as a node class
+    named ``node``; it reads ``node._saved_self`` and/or ``node._saved_result``
+    as listed in ``saves``.
     """
+    node_cls = type(node, (Node,), {"backward": backward, "__module__": __name__}) \
+        if backward else None
+
     def op(input, *, out=None):
         a = input._data
         dt = float_result_dtype(_by_np[a.dtype])
@@ -299,9 +367,19 @@ def _make_unary_float(name, compute, doc, *, real_only=None, aliases=()):
             raise real_only(f"{name} is not supported for complex tensors.")
         with xp.errstate(all="ignore"):
             r = compute(a.astype(compute_dtype(dt), copy=False))
-        return finish(wrap(result_array(r, dt)), out)
+        r = wrap(result_array(r, dt))
+        if node_cls is not None and needs_grad(input):
+            saved = {}
+            if "self" in saves:
+                saved["self"] = input
+            if "result" in saves:
+                saved["result"] = r
+            record(r, node_cls, (input,), **saved)
+        return finish(r, out)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
+    if node_cls is not None:
+        globals()[node] = node_cls
     return _register_unary(op, *aliases)
 
 
@@ -321,28 +399,71 @@ def _reciprocal(a):
     return 1 / a
 
 
-exp2 = _make_unary_float("exp2", xp.exp2, "2 ** input, elementwise.")
-expm1 = _make_unary_float("expm1", xp.expm1, "exp(input) - 1, accurate near zero.")
-log2 = _make_unary_float("log2", xp.log2, "Base-2 logarithm, elementwise.")
-log10 = _make_unary_float("log10", xp.log10, "Base-10 logarithm, elementwise.")
-log1p = _make_unary_float("log1p", xp.log1p, "log(1 + input), accurate near zero.")
-rsqrt = _make_unary_float("rsqrt", _rsqrt, "1 / sqrt(input), elementwise.")
-reciprocal = _make_unary_float("reciprocal", _reciprocal, "1 / input, elementwise.")
-sigmoid = _make_unary_float("sigmoid", _sigmoid, "The logistic function 1 / (1 + exp(-input)).")
-sin = _make_unary_float("sin", xp.sin, "Sine, elementwise.")
-cos = _make_unary_float("cos", xp.cos, "Cosine, elementwise.")
-tan = _make_unary_float("tan", xp.tan, "Tangent, elementwise.")
-asin = _make_unary_float("asin", xp.arcsin, "Inverse sine.", aliases=("arcsin",))
-acos = _make_unary_float("acos", xp.arccos, "Inverse cosine.", aliases=("arccos",))
-atan = _make_unary_float("atan", xp.arctan, "Inverse tangent.", aliases=("arctan",))
-sinh = _make_unary_float("sinh", xp.sinh, "Hyperbolic sine.")
-cosh = _make_unary_float("cosh", xp.cosh, "Hyperbolic cosine.")
-tanh = _make_unary_float("tanh", xp.tanh, "Hyperbolic tangent.")
-asinh = _make_unary_float("asinh", xp.arcsinh, "Inverse hyperbolic sine.", aliases=("arcsinh",))
-acosh = _make_unary_float("acosh", xp.arccosh, "Inverse hyperbolic cosine.",
-                          aliases=("arccosh",))
-atanh = _make_unary_float("atanh", xp.arctanh, "Inverse hyperbolic tangent.",
-                          aliases=("arctanh",))
+# Derivative formulas are written with glasstorch ops, so create_graph=True
+# differentiates them again (double backward) with no extra code.
+_LN2, _LN10 = 0.6931471805599453, 2.302585092994046
+
+
+def _unary(name, compute, doc, node, backward, saves=("self",), **kw):
+    return _make_unary_float(name, compute, doc, node=node, backward=backward, saves=saves, **kw)
+
+
+exp = _unary("exp", xp.exp, "e ** input, elementwise.", "ExpBackward0",
+             lambda n, g: g * n._saved_result.conj(), saves=("result",))
+log = _unary("log", xp.log, "Natural logarithm, elementwise.", "LogBackward0",
+             lambda n, g: g / n._saved_self.conj())
+sqrt = _unary("sqrt", xp.sqrt, "Square root, elementwise.", "SqrtBackward0",
+              lambda n, g: g / (2 * n._saved_result.conj()), saves=("result",))
+exp2 = _unary("exp2", xp.exp2, "2 ** input, elementwise.", "Exp2Backward0",
+              lambda n, g: g * n._saved_result.conj() * _LN2, saves=("result",))
+expm1 = _unary("expm1", xp.expm1, "exp(input) - 1, accurate near zero.", "Expm1Backward0",
+               lambda n, g: g * (n._saved_result.conj() + 1), saves=("result",))
+log2 = _unary("log2", xp.log2, "Base-2 logarithm, elementwise.", "Log2Backward0",
+              lambda n, g: g / (n._saved_self.conj() * _LN2))
+log10 = _unary("log10", xp.log10, "Base-10 logarithm, elementwise.", "Log10Backward0",
+               lambda n, g: g / (n._saved_self.conj() * _LN10))
+log1p = _unary("log1p", xp.log1p, "log(1 + input), accurate near zero.", "Log1PBackward0",
+               lambda n, g: g / (n._saved_self.conj() + 1))
+rsqrt = _unary("rsqrt", _rsqrt, "1 / sqrt(input), elementwise.", "RsqrtBackward0",
+               lambda n, g: -0.5 * g * n._saved_result.pow(3).conj(), saves=("result",))
+reciprocal = _unary("reciprocal", _reciprocal, "1 / input, elementwise.", "ReciprocalBackward0",
+                    lambda n, g: -g * (n._saved_result * n._saved_result).conj(),
+                    saves=("result",))
+sigmoid = _unary("sigmoid", _sigmoid, "The logistic function 1 / (1 + exp(-input)).",
+                 "SigmoidBackward0",
+                 lambda n, g: g * (n._saved_result * (1 - n._saved_result)).conj(),
+                 saves=("result",))
+sin = _unary("sin", xp.sin, "Sine, elementwise.", "SinBackward0",
+             lambda n, g: g * n._saved_self.cos().conj())
+cos = _unary("cos", xp.cos, "Cosine, elementwise.", "CosBackward0",
+             lambda n, g: -g * n._saved_self.sin().conj())
+tan = _unary("tan", xp.tan, "Tangent, elementwise.", "TanBackward0",
+             lambda n, g: g * (1 + n._saved_result * n._saved_result).conj(),
+             saves=("result",))
+asin = _unary("asin", xp.arcsin, "Inverse sine.", "AsinBackward0",
+              lambda n, g: g * (1 - n._saved_self * n._saved_self).rsqrt().conj(),
+              aliases=("arcsin",))
+acos = _unary("acos", xp.arccos, "Inverse cosine.", "AcosBackward0",
+              lambda n, g: -g * (1 - n._saved_self * n._saved_self).rsqrt().conj(),
+              aliases=("arccos",))
+atan = _unary("atan", xp.arctan, "Inverse tangent.", "AtanBackward0",
+              lambda n, g: g / (1 + n._saved_self * n._saved_self).conj(), aliases=("arctan",))
+sinh = _unary("sinh", xp.sinh, "Hyperbolic sine.", "SinhBackward0",
+              lambda n, g: g * n._saved_self.cosh().conj())
+cosh = _unary("cosh", xp.cosh, "Hyperbolic cosine.", "CoshBackward0",
+              lambda n, g: g * n._saved_self.sinh().conj())
+tanh = _unary("tanh", xp.tanh, "Hyperbolic tangent.", "TanhBackward0",
+              lambda n, g: g * (1 - n._saved_result * n._saved_result).conj(),
+              saves=("result",))
+asinh = _unary("asinh", xp.arcsinh, "Inverse hyperbolic sine.", "AsinhBackward0",
+               lambda n, g: g * (n._saved_self * n._saved_self + 1).rsqrt().conj(),
+               aliases=("arcsinh",))
+acosh = _unary("acosh", xp.arccosh, "Inverse hyperbolic cosine.", "AcoshBackward0",
+               lambda n, g: g * ((n._saved_self - 1).rsqrt() * (n._saved_self + 1).rsqrt()
+                                 ).conj(), aliases=("arccosh",))
+atanh = _unary("atanh", xp.arctanh, "Inverse hyperbolic tangent.", "AtanhBackward0",
+               lambda n, g: g / (1 - n._saved_self * n._saved_self).conj(),
+               aliases=("arctanh",))
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
@@ -355,8 +476,10 @@ def _rad2deg(a):
     return a * a.dtype.type(180 / _PI)
 
 
-deg2rad = _make_unary_float("deg2rad", _deg2rad, "Degrees to radians.", real_only=RuntimeError)
-rad2deg = _make_unary_float("rad2deg", _rad2deg, "Radians to degrees.", real_only=RuntimeError)
+deg2rad = _unary("deg2rad", _deg2rad, "Degrees to radians.", "Deg2RadBackward0",
+                  lambda n, g: g * (_PI / 180), saves=(), real_only=RuntimeError)
+rad2deg = _unary("rad2deg", _rad2deg, "Radians to degrees.", "Rad2DegBackward0",
+                  lambda n, g: g * (180 / _PI), saves=(), real_only=RuntimeError)
 
 
 # erf family. NumPy has no erf; these are computed in float64 and rounded once.
@@ -443,11 +566,18 @@ def _erfinv(a):
     return xp.copysign(x, y)
 
 
-erf = _make_unary_float("erf", _erf, "The error function.", real_only=NotImplementedError)
-erfc = _make_unary_float("erfc", _erfc, "The complementary error function 1 - erf(input).",
-                         real_only=NotImplementedError)
-erfinv = _make_unary_float("erfinv", _erfinv, "The inverse error function.",
-                           real_only=NotImplementedError)
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
+erf = _unary("erf", _erf, "The error function.", "ErfBackward0",
+             lambda n, g: g * _TWO_OVER_SQRT_PI * (-n._saved_self * n._saved_self).exp(),
+             real_only=NotImplementedError)
+erfc = _unary("erfc", _erfc, "The complementary error function 1 - erf(input).",
+              "ErfcBackward0",
+              lambda n, g: -g * _TWO_OVER_SQRT_PI * (-n._saved_self * n._saved_self).exp(),
+              real_only=NotImplementedError)
+erfinv = _unary("erfinv", _erfinv, "The inverse error function.", "ErfinvBackward0",
+                lambda n, g: g * (n._saved_result * n._saved_result).exp() / _TWO_OVER_SQRT_PI,
+                saves=("result",), real_only=NotImplementedError)
 
 
 @register()

@@ -15,13 +15,16 @@ from .. import return_types as _rt
 from .._core import dtype as _dt
 from ._common import (
     _SHORT,
+    Node,
     Tensor,
     compute_array,
     compute_dtype,
     dims_arg,
     finish,
     float_result_dtype,
+    needs_grad,
     not_implemented_for,
+    record,
     register,
     register_inplace,
     result_array,
@@ -119,9 +122,35 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (all by default); bool and integers sum to int64."""
     a = _source(input, dtype)
     rdt = dtype or _int_to_long(input.dtype)
-    r = xp.sum(compute_array(a), axis=_axes(a, dim), keepdims=keepdim,
-               dtype=compute_dtype(rdt))
-    return finish(wrap(result_array(xp.asarray(r), rdt)), out)
+    axes = _axes(a, dim)
+    r = xp.sum(compute_array(a), axis=axes, keepdims=keepdim, dtype=compute_dtype(rdt))
+    r = wrap(result_array(xp.asarray(r), rdt))
+    if needs_grad(input):
+        if dim is None:
+            record(r, SumBackward0, (input,), self_sym_sizes=input.shape)
+        else:
+            record(r, SumBackward1, (input,), self_sym_sizes=input.shape, dim=axes,
+                   keepdim=keepdim)
+    return finish(r, out)
+
+
+def expand_reduced(grad, shape, axes, keepdim):
+    """Broadcast a reduction's gradient back over the reduced ``axes`` of ``shape``."""
+    if not keepdim and axes is not None:
+        for ax in sorted(axes):
+            grad = grad.unsqueeze(ax)
+    return grad.expand(shape)
+
+
+class SumBackward0(Node):
+    def backward(self, grad):
+        return grad.expand(self._saved_self_sym_sizes)
+
+
+class SumBackward1(Node):
+    def backward(self, grad):
+        return expand_reduced(grad, self._saved_self_sym_sizes, self._saved_dim,
+                              self._saved_keepdim)
 
 
 @register()
@@ -166,8 +195,27 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {_short(rdt)}")
     a = _source(input, dtype)
-    r = _mean_array(a, _axes(a, dim), keepdim, rdt)
-    return finish(wrap(result_array(r, rdt)), out)
+    axes = _axes(a, dim)
+    r = wrap(result_array(_mean_array(a, axes, keepdim, rdt), rdt))
+    if needs_grad(input):
+        count = _count(a, axes)
+        if dim is None:
+            record(r, MeanBackward0, (input,), self_sym_sizes=input.shape, self_sym_numel=count)
+        else:
+            record(r, MeanBackward1, (input,), self_sym_sizes=input.shape, dim=axes,
+                   keepdim=keepdim, self_sym_numel=count)
+    return finish(r, out)
+
+
+class MeanBackward0(Node):
+    def backward(self, grad):
+        return grad.expand(self._saved_self_sym_sizes) / self._saved_self_sym_numel
+
+
+class MeanBackward1(Node):
+    def backward(self, grad):
+        return expand_reduced(grad, self._saved_self_sym_sizes, self._saved_dim,
+                              self._saved_keepdim) / self._saved_self_sym_numel
 
 
 @register()

@@ -8,7 +8,19 @@ built directly over the storage.
 from __future__ import annotations
 
 from .._tensor import _contiguous_strides, _strided_array
-from ._common import Tensor, register, size_arg, view_of, wrap_dim, xp
+from ..autograd.engine import sum_to
+from ._common import (
+    Node,
+    Tensor,
+    needs_grad,
+    record,
+    register,
+    size_arg,
+    view_of,
+    wrap,
+    wrap_dim,
+    xp,
+)
 
 __all__ = ["view_as", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "t",
            "transpose", "swapaxes", "swapdims", "permute", "narrow", "select", "diagonal",
@@ -102,7 +114,18 @@ def view(input, *shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
+    if input._requires_grad and needs_grad(input):
+        record(out, ViewBackward0, (input,), self_sym_sizes=input.shape)
     return out
+
+
+class ViewBackward0(Node):
+    def backward(self, grad):
+        return grad.reshape(self._saved_self_sym_sizes)
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    pass
 
 
 def _view_dtype(input, dtype):
@@ -124,10 +147,21 @@ def reshape(input, *shape):
     """A view when the strides allow one, otherwise a contiguous copy."""
     shape = size_arg(shape)
     out = _view_shape(input, shape)
-    if out is None:
-        from .._tensor import _wrap
-        return _wrap(input._data.reshape(_infer_size(shape, input._data.size)))
+    if out is None:  # like torch: a contiguous clone, then a view of it that owns its storage
+        if needs_grad(input):
+            from .copying import clone
+            input = clone(input)
+        out = wrap(input._data.reshape(_infer_size(shape, input._data.size)))
+        if needs_grad(input):
+            record(out, UnsafeViewBackward0, (input,), self_sym_sizes=input.shape)
+    elif needs_grad(input):
+        node = ViewBackward0 if input._data.flags.c_contiguous else ReshapeAliasBackward0
+        record(out, node, (input,), self_sym_sizes=input.shape)
     return out
+
+
+class ReshapeAliasBackward0(ViewBackward0):
+    pass
 
 
 @register()
@@ -166,10 +200,29 @@ def squeeze(input, dim=None):
     """Drop size-1 dims (all of them, or those in ``dim``)."""
     a = input._data
     if dim is None:
-        return view_of(input, a.squeeze())
-    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    axes = tuple(d for d in {wrap_dim(d, a.ndim) for d in dims} if a.ndim and a.shape[d] == 1)
-    return view_of(input, a.squeeze(axes) if axes else a.view())
+        out, node = view_of(input, a.squeeze()), SqueezeBackward0
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        axes = tuple(d for d in {wrap_dim(d, a.ndim) for d in dims}
+                     if a.ndim and a.shape[d] == 1)
+        out = view_of(input, a.squeeze(axes) if axes else a.view())
+        node = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
+    if needs_grad(input):
+        record(out, node, (input,), self_sym_sizes=input.shape,
+               **({} if dim is None else {"dim": dim}))
+    return out
+
+
+class SqueezeBackward0(ViewBackward0):
+    pass
+
+
+class SqueezeBackward1(ViewBackward0):
+    pass
+
+
+class SqueezeBackward2(ViewBackward0):
+    pass
 
 
 @register()
@@ -182,7 +235,15 @@ def unsqueeze(input, dim):
     new_stride = shape[d] * strides[d] if d < a.ndim else 1
     shape.insert(d, 1)
     strides.insert(d, new_stride)
-    return _strided_view(input, shape, strides)
+    out = _strided_view(input, shape, strides)
+    if needs_grad(input):
+        record(out, UnsqueezeBackward0, (input,), dim=d)
+    return out
+
+
+class UnsqueezeBackward0(Node):
+    def backward(self, grad):
+        return grad.squeeze(self._saved_dim)
 
 
 @register()
@@ -191,7 +252,15 @@ def t(input):
     a = input._data
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
-    return view_of(input, a.T)
+    out = view_of(input, a.T)
+    if needs_grad(input):
+        record(out, TBackward0, (input,))
+    return out
+
+
+class TBackward0(Node):
+    def backward(self, grad):
+        return grad.t()
 
 
 @register("swapaxes", "swapdims")
@@ -199,7 +268,15 @@ def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     a = input._data
     d0, d1 = wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)
-    return view_of(input, a.swapaxes(d0, d1))
+    out = view_of(input, a.swapaxes(d0, d1))
+    if needs_grad(input):
+        record(out, TransposeBackward0, (input,), dim0=dim0, dim1=dim1)
+    return out
+
+
+class TransposeBackward0(Node):
+    def backward(self, grad):
+        return grad.transpose(self._saved_dim0, self._saved_dim1)
 
 
 swapaxes = swapdims = transpose
@@ -222,7 +299,24 @@ def permute(input, *dims):
     axes = tuple(wrap_dim(d, a.ndim) for d in dims)
     if len(set(axes)) != len(axes):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return view_of(input, a.transpose(axes))
+    return _permuted(input, axes, dims)
+
+
+def _permuted(input, axes, dims):
+    out = view_of(input, input._data.transpose(axes))
+    if needs_grad(input):
+        record(out, PermuteBackward0, (input,), dims=tuple(dims))
+    return out
+
+
+class PermuteBackward0(Node):
+    def backward(self, grad):
+        dims = self._saved_dims
+        n = len(dims)
+        inverse = [0] * n
+        for i, d in enumerate(dims):
+            inverse[d % n if n else 0] = i
+        return grad.permute(inverse)
 
 
 @register()
@@ -256,7 +350,15 @@ def expand(input, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({old}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(a.shape)}")
-    return _strided_view(input, shape, strides)
+    out = _strided_view(input, shape, strides)
+    if needs_grad(input):
+        record(out, ExpandBackward0, (input,), self_sym_sizes=input.shape)
+    return out
+
+
+class ExpandBackward0(Node):
+    def backward(self, grad):
+        return sum_to(grad, self._saved_self_sym_sizes)
 
 
 @register()
@@ -274,6 +376,27 @@ Tensor.broadcast_to = broadcast_to
 @register()
 def narrow(input, dim, start, length):
     """The slice ``start:start+length`` along ``dim`` (a view)."""
+    out = _narrow(input, dim, start, length)
+    if needs_grad(input):
+        d = wrap_dim(dim, input._data.ndim)
+        begin = out.storage_offset() - input.storage_offset()
+        begin = begin // input.stride(d) if input.stride(d) and out.numel() else int(start) % max(
+            input._data.shape[d], 1)
+        record(out, SliceBackward0, (input,), self_sym_sizes=input.shape, dim=d, start=begin,
+               end=begin + length, step=1)
+    return out
+
+
+class SliceBackward0(Node):
+    def backward(self, grad):
+        full = grad.new_zeros(self._saved_self_sym_sizes)
+        index = (slice(None),) * self._saved_dim + (
+            slice(self._saved_start, self._saved_end, self._saved_step),)
+        full[index] = grad
+        return full
+
+
+def _narrow(input, dim, start, length):
     a = input._data
     d = wrap_dim(dim, a.ndim)
     start = int(start)
@@ -293,6 +416,21 @@ def narrow(input, dim, start, length):
 @register()
 def select(input, dim, index):
     """Index ``index`` along ``dim``, removing that dim (a view)."""
+    out = _select(input, dim, index)
+    if needs_grad(input):
+        record(out, SelectBackward0, (input,), self_sym_sizes=input.shape,
+               dim=wrap_dim(dim, input._data.ndim), index=index)
+    return out
+
+
+class SelectBackward0(Node):
+    def backward(self, grad):
+        full = grad.new_zeros(self._saved_self_sym_sizes)
+        full.select(self._saved_dim, self._saved_index).copy_(grad)
+        return full
+
+
+def _select(input, dim, index):
     a = input._data
     if a.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -322,7 +460,18 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     keep = [i for i in range(a.ndim) if i not in (d1, d2)]
     shape = [a.shape[i] for i in keep] + [n]
     new_strides = [strides[i] for i in keep] + [strides[d1] + strides[d2]]
-    return _strided_view(input, shape, new_strides, base)
+    out = _strided_view(input, shape, new_strides, base)
+    if needs_grad(input):
+        record(out, DiagonalBackward0, (input,), self_sym_sizes=input.shape, offset=offset,
+               dim1=d1, dim2=d2)
+    return out
+
+
+class DiagonalBackward0(Node):
+    def backward(self, grad):
+        full = grad.new_zeros(self._saved_self_sym_sizes)
+        full.diagonal(self._saved_offset, self._saved_dim1, self._saved_dim2).copy_(grad)
+        return full
 
 
 @register()
@@ -332,7 +481,36 @@ def as_strided(input, size, stride, storage_offset=None):
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     offset = input.storage_offset() if storage_offset is None else storage_offset
-    return _strided_view(input, size, stride, offset)
+    out = _strided_view(input, size, stride, offset)
+    if needs_grad(input):
+        record(out, AsStridedBackward0, (input,), size=size, stride=stride,
+               storage_offset=offset, input_geometry=_geometry(input))
+    return out
+
+
+def _geometry(t):
+    return (tuple(t._data.shape), t.stride(), t.storage_offset())
+
+
+def _scatter_add_through(geometry, view_fn, grad):
+    """Gradient of a (possibly overlapping) strided view: add ``grad`` back at the storage
+    positions the view read. ``view_fn`` maps the input's storage-position tensor to the view."""
+    shape, stride, offset = geometry
+    positions = wrap(xp.zeros(0, dtype=xp.int64))
+    extent = offset + 1 + sum((n - 1) * st for n, st in zip(shape, stride)) if all(shape) else 0
+    storage = wrap(xp.arange(max(extent, 0), dtype=xp.int64))
+    positions = view_fn(storage.as_strided(shape, stride, offset))
+    flat = xp.zeros(max(extent, 1), dtype=grad._data.dtype)
+    xp.add.at(flat, positions._data.reshape(-1), grad.detach()._data.reshape(-1))
+    base = wrap(flat)
+    return base.as_strided(shape, stride, offset).clone()
+
+
+class AsStridedBackward0(Node):
+    def backward(self, grad):
+        size, stride, off = self._saved_size, self._saved_stride, self._saved_storage_offset
+        return _scatter_add_through(self._saved_input_geometry,
+                                    lambda pos: pos.as_strided(size, stride, off), grad)
 
 
 @register()
@@ -353,7 +531,18 @@ def unfold(input, dimension, size, step):
     shape[d] = (length - size) // step + 1
     last = strides[d]
     strides[d] = last * step
-    return _strided_view(input, shape + [size], strides + [last])
+    out = _strided_view(input, shape + [size], strides + [last])
+    if needs_grad(input):
+        record(out, UnfoldBackward0, (input,), self_sym_sizes=input.shape, dimension=d,
+               size=size, step=step, input_geometry=_geometry(input))
+    return out
+
+
+class UnfoldBackward0(Node):
+    def backward(self, grad):
+        d, size, step = self._saved_dimension, self._saved_size, self._saved_step
+        return _scatter_add_through(self._saved_input_geometry,
+                                    lambda pos: pos.unfold(d, size, step), grad)
 
 
 @register()
@@ -376,9 +565,27 @@ def split(input, split_size_or_sections, dim=0):
                                f"split_sizes={sizes}")
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(input, d, start, s))
+        out.append(_narrow(input, d, start, s))
         start += s
-    return tuple(out)
+    out = tuple(out)
+    if needs_grad(input):
+        if isinstance(split_size_or_sections, int):
+            record(out, SplitBackward0, (input,), self_sym_sizes=input.shape, dim=d,
+                   split_size=split_size_or_sections)
+        else:
+            record(out, SplitWithSizesBackward0, (input,), self_sym_sizes=input.shape, dim=d,
+                   split_sizes=tuple(sizes))
+    return out
+
+
+class SplitBackward0(Node):
+    def backward(self, *grads):
+        from .rearrange import cat
+        return cat(grads, self._saved_dim)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    pass
 
 
 @register()
@@ -447,7 +654,16 @@ def unbind(input, dim=0):
     """All slices along ``dim`` as a tuple of views."""
     a = input._data
     d = wrap_dim(dim, a.ndim)
-    return tuple(select(input, d, i) for i in range(a.shape[d]))
+    out = tuple(_select(input, d, i) for i in range(a.shape[d]))
+    if needs_grad(input) and out:
+        record(out, UnbindBackward0, (input,), dim=d)
+    return out
+
+
+class UnbindBackward0(Node):
+    def backward(self, *grads):
+        from .rearrange import stack
+        return stack(grads, self._saved_dim)
 
 
 @register("moveaxis")
@@ -462,7 +678,14 @@ def movedim(input, source, destination):
                            f"({list(dst)} dims)")
     src = [wrap_dim(s, a.ndim) for s in src]
     dst = [wrap_dim(s, a.ndim) for s in dst]
-    return view_of(input, xp.moveaxis(a, src, dst))
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    perm = [None] * a.ndim
+    for s_, d_ in zip(src, dst):
+        perm[d_] = s_
+    rest = iter(i for i in range(a.ndim) if i not in src)
+    perm = [p if p is not None else next(rest) for p in perm]
+    return _permuted(input, perm, perm)
 
 
 moveaxis = movedim
@@ -506,3 +729,58 @@ real = _component("real")
 imag = _component("imag")
 Tensor.real = property(real)
 Tensor.imag = property(imag)
+
+
+# ----------------------------------------------------------------------------- in-place on views
+
+class CopySlices(Node):
+    """History of a base whose view was written in place by ``fn``: the gradient for the
+    written region goes through ``fn``, the rest of the base passes straight through."""
+
+    def backward(self, grad):
+        from .creation import empty_strided
+        base_shape, base_stride, base_offset = self._saved_base_geometry
+        size, stride, offset = self._saved_view_geometry
+        fn = self._saved_fn
+        result = empty_strided(base_shape, base_stride, dtype=grad.dtype)
+        result.copy_(grad)
+        region = result.as_strided(size, stride, offset - base_offset + result.storage_offset())
+        from ..autograd.engine import _validate
+        fn_grads = _validate(fn, _as_tuple(fn.backward(region.clone())))
+        if fn_grads[0] is None:
+            region.zero_()
+        else:
+            region.copy_(fn_grads[0])
+        return (result,) + tuple(fn_grads[1:])
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def release_saved(self):
+        self._saved_fn.release_saved()
+        super().release_saved()
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def rebase_view_history(view, fn):
+    """After ``fn`` (an in-place op's node) wrote into ``view``, route the base's history
+    through a CopySlices node and give the view an AsStrided history from the new base."""
+    base = view._base
+    from ..autograd.graph import edge_of
+    base_edge = edge_of(base)
+    node = CopySlices((base_edge,) + tuple(fn.next_functions[1:]),
+                      ((base._data.shape, base.dtype),) + tuple(fn._input_meta[1:]))
+    node._saved = {"base_geometry": _geometry(base), "view_geometry": _geometry(view), "fn": fn}
+    base.grad_fn = node
+    base._requires_grad = True
+    base.__dict__.pop("_output_nr", None)
+    size, stride, offset = _geometry(view)
+    view_node = AsStridedBackward0(((node, 0),), ((base._data.shape, base.dtype),))
+    view_node._saved = {"size": size, "stride": stride, "storage_offset": offset,
+                        "input_geometry": _geometry(base)}
+    view.grad_fn = view_node
+    view._requires_grad = True
+    view.__dict__.pop("_output_nr", None)

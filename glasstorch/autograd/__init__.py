@@ -1,6 +1,8 @@
-"""glasstorch.autograd: grad modes now; the graph engine arrives with the autograd issue."""
+"""glasstorch.autograd: the define-by-run graph, its engine, and grad modes."""
 
-from .grad_mode import (  # noqa: F401
+from . import _tensor_api  # noqa: F401  (attaches Tensor.backward and hooks)
+from .engine import backward, grad
+from .grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -8,3 +10,8 @@ from .grad_mode import (  # noqa: F401
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import gradcheck, gradgradcheck
+from .graph import Node
+
+__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "Node", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled"]

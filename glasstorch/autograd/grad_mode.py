@@ -16,9 +16,14 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 
 class _State(threading.local):
+    """Per-thread autograd switches (read on every op, so plain attributes)."""
+
     def __init__(self):
         self.grad_enabled = True
         self.inference = False
+        self.anomaly_enabled = False
+        self.anomaly_check_nan = True
+        self.saved_tensor_hooks = ()
 
 
 _state = _State()

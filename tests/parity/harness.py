@@ -81,6 +81,8 @@ class OpInfo:
     check_strides: bool = False
     nondeterministic: bool = False  # compare only dtype/shape (random ops)
     skip: dict = field(default_factory=dict)  # dtype -> reason
+    grad: bool = False          # compare gradients (and grad_fn names) with torch
+    gradcheck: bool = True      # with grad: also finite-difference check in float64
 
     def names(self):
         return (self.name,) + tuple(self.covers)
@@ -203,3 +205,112 @@ def run_sample(info, dtype, sample):
     for gi, ti in zip(g_args, t_args):
         if isinstance(ti, torch.Tensor):
             compare(gi, ti, info, dtype, path="input after op")
+
+
+# ----------------------------------------------------------------------------- gradients
+
+GRAD_DTYPES = ("float32", "float64")
+
+
+def _leaf_and_arg(lib, x):
+    """(argument, leaf): the leaf requires grad; the argument may be a view of it."""
+    if isinstance(x, T):
+        leaf = to_lib(lib, np.ascontiguousarray(x.arr.transpose())).requires_grad_()
+        return leaf.permute(*reversed(range(leaf.dim()))), leaf
+    if isinstance(x, E):
+        leaf = to_lib(lib, x.arr).requires_grad_()
+        return leaf.expand(*x.shape), leaf
+    if _is_float_array(x):
+        leaf = to_lib(lib, x).requires_grad_()
+        return leaf, leaf
+    if isinstance(x, (list, tuple)) and any(isinstance(v, (np.ndarray, T, E)) for v in x):
+        pairs = [_leaf_and_arg(lib, v) for v in x]
+        return type(x)(p[0] for p in pairs), [p[1] for p in pairs]
+    return to_lib(lib, x), None
+
+
+def _is_float_array(x):
+    return isinstance(x, np.ndarray) and (x.dtype.kind in "fc" or x.dtype == ml_dtypes.bfloat16)
+
+
+def _flat_leaves(leaves):
+    out = []
+    for lf in leaves:
+        if isinstance(lf, list):
+            out.extend(v for v in lf if v is not None)
+        elif lf is not None:
+            out.append(lf)
+    return out
+
+
+def _diff_outputs(result):
+    items = result if isinstance(result, (tuple, list)) else (result,)
+    outs = []
+    for r in items:
+        if isinstance(r, (tuple, list)):
+            outs.extend(_diff_outputs(r))
+        elif hasattr(r, "requires_grad") and r.requires_grad and r.dtype.is_floating_point:
+            outs.append(r)
+    return outs
+
+
+def run_grad_sample(info, dtype, sample, rng):
+    """Backward through ``info.fn`` in both libraries with the same upstream gradient;
+    compare input gradients and grad_fn names; gradcheck in float64."""
+    t_pairs = [_leaf_and_arg(torch, a) for a in sample.args]
+    g_pairs = [_leaf_and_arg(glasstorch, a) for a in sample.args]
+    t_kw = {k: to_lib(torch, v) for k, v in sample.kwargs.items()}
+    g_kw = {k: to_lib(glasstorch, v) for k, v in sample.kwargs.items()}
+    t_leaves = _flat_leaves([p[1] for p in t_pairs])
+    g_leaves = _flat_leaves([p[1] for p in g_pairs])
+    if not t_leaves:
+        return
+    try:
+        t_out = _diff_outputs(info.fn(torch, *[p[0] for p in t_pairs], **t_kw))
+    except Exception:
+        return  # error behaviour is checked by the forward parity test
+    g_out = _diff_outputs(info.fn(glasstorch, *[p[0] for p in g_pairs], **g_kw))
+    assert len(g_out) == len(t_out), \
+        f"{len(g_out)} differentiable outputs, torch has {len(t_out)}"
+    if not t_out:
+        return
+    for o, t in zip(g_out, t_out):
+        assert type(o.grad_fn).__name__ == type(t.grad_fn).__name__ or (
+            type(t.grad_fn).__name__ == "CopySlices" and o.grad_fn.name() ==
+            t.grad_fn.name()), f"grad_fn {o.grad_fn} != {t.grad_fn}"
+    weights = [make_array(rng, tuple(t.shape), dtype) for t in t_out]
+    t_loss = sum((o * torch.from_numpy(w)).sum() for o, w in zip(t_out, weights))
+    g_loss = sum((o * glasstorch.from_numpy(w)).sum() for o, w in zip(g_out, weights))
+    t_grads = torch.autograd.grad(t_loss, t_leaves, allow_unused=True)
+    g_grads = glasstorch.autograd.grad(g_loss, g_leaves, allow_unused=True)
+    for i, (gg, tg) in enumerate(zip(g_grads, t_grads)):
+        if tg is None:
+            tg = torch.zeros_like(t_leaves[i])
+        if gg is None:
+            gg = glasstorch.zeros_like(g_leaves[i])
+        rtol, atol = info.tol.get(dtype) or TOL[dtype]
+        np.testing.assert_allclose(to_numpy(gg), to_numpy(tg), rtol=max(rtol, 1e-5) * 10,
+                                   atol=max(atol, 1e-6) * 10,
+                                   err_msg=f"{info.name} grad of input {i} [{dtype}]")
+    if dtype == "float64" and info.gradcheck:
+        def f(*leaves):
+            it = iter(leaves)
+            rebuilt = [_rebuild_arg(a, p[1], it) for a, p in zip(sample.args, g_pairs)]
+            return tuple(_diff_outputs(info.fn(glasstorch, *rebuilt, **g_kw)))
+
+        assert glasstorch.autograd.gradcheck(f, tuple(g_leaves), atol=1e-5, rtol=1e-3)
+
+
+def _rebuild_arg(sample_arg, leaf, it):
+    """Re-apply a sample's layout marker to (perturbed) leaves, in leaf order."""
+    if isinstance(sample_arg, T):
+        lf = next(it)
+        return lf.permute(*reversed(range(lf.dim())))
+    if isinstance(sample_arg, E):
+        return next(it).expand(*sample_arg.shape)
+    if _is_float_array(sample_arg):
+        return next(it)
+    if isinstance(sample_arg, (list, tuple)) and isinstance(leaf, list):
+        return type(sample_arg)(_rebuild_arg(a, lf, it) if lf is not None else to_lib(glasstorch, a)
+                                for a, lf in zip(sample_arg, leaf))
+    return to_lib(glasstorch, sample_arg)

@@ -1,0 +1,346 @@
+"""The backward engine: an iterative, dependency-counted walk over the graph.
+
+Every node runs once, after all the nodes that feed it gradients have run;
+gradients for the same input are summed in a buffer first. There is no
+recursion, so a chain of any length backpropagates. Among ready nodes the
+most recently created runs first, as in torch.
+"""
+
+from __future__ import annotations
+
+import heapq
+import warnings
+
+from .._tensor import Tensor
+from .grad_mode import _state
+from .graph import AccumulateGrad, edge_of
+
+__all__ = ["run_backward"]
+
+
+def _ops():
+    import glasstorch
+    return glasstorch
+
+
+def sum_to(grad, shape):
+    """Reduce a broadcast gradient back to ``shape`` (differentiably)."""
+    if tuple(grad.shape) == tuple(shape):
+        return grad
+    lead = grad.dim() - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape)
+                                if s == 1 and grad.shape[lead + i] != 1]
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.view(shape) if lead else grad
+
+
+def _expandable(shape, to):
+    if len(shape) > len(to):
+        return False
+    for s, t in zip(reversed(shape), reversed(to)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _num_outputs(node):
+    meta = node.__dict__.get("_output_meta")
+    return 1 if meta is None else len(meta)
+
+
+def _validate(node, grads):
+    """Shape- and dtype-check a node's outputs against its inputs, like torch's engine."""
+    meta = node._input_meta
+    if len(grads) != len(meta):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(meta)}, got {len(grads)})")
+    out = []
+    for i, (g, m) in enumerate(zip(grads, meta)):
+        if g is None or m is None:
+            out.append(None if m is None else g)
+            continue
+        shape, dtype = m
+        if g._data.shape != shape:
+            if not _expandable(shape, g._data.shape):
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                                   f"{i} - got {list(g._data.shape)} but expected shape "
+                                   f"compatible with {list(shape)}")
+            g = sum_to(g, shape)
+        if g.dtype is not dtype:
+            g = g.to(dtype)
+        out.append(g)
+    return out
+
+
+def _call_node(node, grads):
+    pre = node._pre_hooks
+    if pre:
+        for hook in list(pre.values()):
+            res = hook(tuple(grads))
+            if res is not None:
+                grads = list(res)
+    out = node.backward(*grads)
+    if not isinstance(out, tuple):
+        out = (out,)
+    out = _validate(node, out)
+    hooks = node._hooks
+    if hooks:
+        for hook in list(hooks.values()):
+            res = hook(tuple(out), tuple(grads))
+            if res is not None:
+                out = list(res)
+    if _state.anomaly_enabled and _state.anomaly_check_nan:
+        _check_nan(node, out)
+    return out
+
+
+def _check_nan(node, grads):
+    for i, g in enumerate(grads):
+        if g is not None and bool(_ops().isnan(g.detach()).any()):
+            trace = "".join(node._anomaly_trace or ())
+            if trace:
+                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
+                              f"caused the error:\n{trace}", UserWarning, stacklevel=2)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
+
+
+def _apply_tensor_hooks(node, nr, grad):
+    hooks = node.__dict__.get("_tensor_hooks")
+    if hooks and nr in hooks:
+        for hook in list(hooks[nr].values()):
+            res = hook(grad)
+            if res is not None:
+                grad = res
+    retained = node.__dict__.get("_retained")
+    if retained and nr in retained:
+        t = retained[nr]()
+        if t is not None:
+            g = grad.detach() if not _state.grad_enabled else grad
+            t._grad = g.clone() if t._grad is None else t._grad + g
+    return grad
+
+
+def _accumulate(node, grad, create_graph):
+    leaf = node.variable
+    if leaf._grad is None:
+        leaf._grad = grad.clone() if create_graph else grad.detach().clone()
+    elif create_graph:
+        leaf._grad = leaf._grad + grad
+    else:
+        leaf._grad._data += grad._data
+        leaf._grad._bump_version()
+    post = leaf.__dict__.get("_post_accumulate_grad_hooks")
+    if post:
+        for hook in list(post.values()):
+            hook(leaf)
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
+                 capture=False, allow_unused=False):
+    """Backpropagate from ``tensors`` seeded with ``grad_tensors``.
+
+    ``capture=False``: accumulate into leaves' ``.grad`` (only ``inputs``' if given).
+    ``capture=True``: return the gradients of ``inputs`` instead (autograd.grad).
+    """
+    roots = []
+    for i, t in enumerate(tensors):
+        node, nr = edge_of(t)
+        if node is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               f"a grad_fn")
+        roots.append((node, nr))
+
+    # targets: the edges whose gradient the caller wants
+    targets = None
+    if inputs is not None:
+        targets = {}
+        for k, t in enumerate(inputs):
+            node, nr = edge_of(t)
+            if node is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.setdefault((id(node), nr), []).append(k)
+
+    # count dependencies over the reachable graph (iteratively)
+    deps = {}
+    nodes = {}
+    stack = [n for n, _ in roots]
+    for n in stack:
+        nodes[id(n)] = n
+    while stack:
+        n = stack.pop()
+        for nx, _ in n.next_functions:
+            if nx is None:
+                continue
+            k = id(nx)
+            deps[k] = deps.get(k, 0) + 1
+            if k not in nodes:
+                nodes[k] = nx
+                stack.append(nx)
+
+    needed = None
+    if targets is not None:
+        needed = _needed_nodes(nodes, {k[0] for k in targets})
+
+    buffers = {}
+    for (node, nr), g in zip(roots, grad_tensors):
+        buf = buffers.setdefault(id(node), [None] * _num_outputs(node))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    results = [None] * (len(inputs) if inputs is not None else 0)
+    ready = [(-n._sequence_nr, id(n), n) for n in {id(n): n for n, _ in roots}.values()
+             if deps.get(id(n), 0) == 0]
+    heapq.heapify(ready)
+    prev = _state.grad_enabled
+    _state.grad_enabled = create_graph
+    try:
+        while ready:
+            _, key, node = heapq.heappop(ready)
+            grads = buffers.pop(key, None)
+            outs = ()
+            if grads is not None:
+                grads = [g if g is None else _apply_tensor_hooks(node, nr, g)
+                         for nr, g in enumerate(grads)]
+                if targets is not None:
+                    for nr, g in enumerate(grads):
+                        for k in targets.get((key, nr), ()):
+                            results[k] = g
+                if needed is None or key in needed:
+                    outs = _run_node(node, grads, create_graph, capture, retain_graph,
+                                     targets is None or (key, 0) in targets)
+            for (nx, nr), g in zip(node.next_functions, outs):
+                if nx is not None and g is not None:
+                    buf = buffers.get(id(nx))
+                    if buf is None:
+                        buf = buffers[id(nx)] = [None] * _num_outputs(nx)
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+            for nx, _ in node.next_functions:
+                if nx is not None:
+                    k = id(nx)
+                    deps[k] -= 1
+                    if deps[k] == 0:
+                        heapq.heappush(ready, (-nx._sequence_nr, k, nx))
+    finally:
+        _state.grad_enabled = prev
+
+    if capture:
+        for r in results:
+            if r is None and not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        return tuple(results)
+    return None
+
+
+def _run_node(node, grads, create_graph, capture, retain_graph, accumulate_here):
+    """Execute one node on its summed input gradients; return gradients for its edges."""
+    if isinstance(node, AccumulateGrad):
+        if not capture and accumulate_here and grads[0] is not None:
+            _accumulate(node, grads[0], create_graph)
+        return ()
+    if all(g is None for g in grads):
+        return ()
+    meta = node.__dict__.get("_output_meta")
+    if meta is not None:  # multi-output nodes see zeros for outputs that got no gradient
+        grads = [g if g is not None else _ops().zeros(m[0], dtype=m[1])
+                 for g, m in zip(grads, meta)]
+    outs = _call_node(node, grads)
+    if not retain_graph:
+        node.release_saved()
+    return outs
+
+
+def _needed_nodes(nodes, target_keys):
+    """Keys of nodes from which some target node is reachable (they must run)."""
+    needed = set(target_keys)
+    order = []
+    seen = set()
+    for start in nodes.values():
+        if id(start) in seen:
+            continue
+        stack = [(start, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            stack.append((n, True))
+            for nx, _ in n.next_functions:
+                if nx is not None and id(nx) not in seen:
+                    stack.append((nx, False))
+    for n in order:  # post-order: children before parents
+        if any(nx is not None and id(nx) in needed for nx, _ in n.next_functions):
+            needed.add(id(n))
+    return needed
+
+
+def tensor_backward(tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """``Tensor.backward``: accumulate d(tensor)/d(leaf) into every leaf's ``.grad``."""
+    backward((tensor,), (gradient,) if gradient is not None else None, retain_graph,
+             create_graph, inputs=inputs)
+
+
+def _make_grads(outputs, grads):
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not (t.dtype.is_floating_point or t.dtype.is_complex):
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
+                                   f"but got {t.dtype}")
+            g = _ops().ones_like(t)
+        elif not isinstance(g, Tensor):
+            g = _ops().tensor(g, dtype=t.dtype)
+        elif g.shape != t.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{g.shape} and output[{i}] has a shape of {t.shape}.")
+        out.append(g)
+    return out
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """``torch.autograd.backward``: sum of gradients of ``tensors`` into leaves' ``.grad``."""
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
+    grads = _make_grads(tensors, grad_tensors or (None,) * len(tensors))
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, returned, not stored."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    allow_unused = allow_unused or materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    grads = _make_grads(outputs, _as_tuple(grad_outputs) or (None,) * len(outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                          capture=True, allow_unused=allow_unused)
+    if materialize_grads:
+        result = tuple(r if r is not None else _ops().zeros_like(t)
+                       for r, t in zip(result, inputs))
+    return result

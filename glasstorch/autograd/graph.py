@@ -1,0 +1,287 @@
+"""The backward graph: nodes (``grad_fn``), saved tensors, leaves' AccumulateGrad.
+
+An operator that runs with grad mode on and an input that requires grad calls
+``record``: it builds one node whose class is named like torch's
+(``MulBackward0``), links it to its inputs' nodes through ``next_functions``,
+and keeps only the tensors its backward formula needs, as ``SavedTensor``s
+that remember the version they were saved at. The engine (``engine.py``)
+walks these nodes; this module only builds them.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .._tensor import Tensor, _version_counter_of, _wrap
+from .grad_mode import _state
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "record", "needs_grad",
+           "saved_tensors_hooks", "save_on_cpu"]
+
+_sequence = itertools.count()
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had when saved.
+
+    Unpacking after an in-place change raises torch's error. An op's own output
+    is stored without its grad_fn (which would be a reference cycle) and gets it
+    back from the node on unpack.
+    """
+
+    __slots__ = ("_tensor", "_version", "_is_output", "_packed", "_unpack_hook")
+
+    def __init__(self, tensor, is_output=False):
+        self._is_output = is_output
+        self._version = tensor._version
+        hooks = _state.saved_tensor_hooks
+        if hooks:
+            pack, unpack = hooks[-1]
+            self._tensor = None
+            self._packed = pack(tensor)
+            self._unpack_hook = unpack
+            return
+        self._packed = self._unpack_hook = None
+        if is_output:
+            alias = _wrap(tensor._data)
+            alias._version_counter = _version_counter_of(tensor)
+            alias._base = tensor._base
+            tensor = alias
+        self._tensor = tensor
+
+    def unpack(self, node):
+        if self._unpack_hook is not None:
+            return self._unpack_hook(self._packed)
+        t = self._tensor
+        if t is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        if t._version != self._version:
+            out_of = f"output 0 of {node.name()}" if self._is_output else _describe_origin(t)
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{_type_name(t)} {list(t._data.shape)}], which is {out_of}, "
+                f"is at version {t._version}; expected version {self._version} instead. Hint: "
+                "enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True).")
+        if self._is_output:
+            out = _wrap(t._data)
+            out._version_counter = t._version_counter
+            out._base = t._base
+            out.grad_fn = node
+            out._requires_grad = True
+            return out
+        return t
+
+    def release(self):
+        self._tensor = None
+        self._packed = None
+
+
+def _type_name(t):
+    from .._tensor import _legacy_type_name
+    return _legacy_type_name(t.dtype)
+
+
+def _describe_origin(t):
+    if t.grad_fn is None:
+        return "a leaf Variable" if t._requires_grad else "not a leaf"
+    return f"output {t._output_nr} of {t.grad_fn.name()}"
+
+
+class Node:
+    """A backward function: ``grad_fn`` of a tensor produced by a differentiable op.
+
+    Subclasses implement ``backward(self, *grads)`` returning one gradient (or None)
+    per input, and read what forward saved as ``self._saved_<name>``.
+    """
+
+    __slots__ = ("next_functions", "_input_meta", "_saved", "_pre_hooks", "_hooks",
+                 "_sequence_nr", "metadata", "_released", "_anomaly_trace", "__weakref__",
+                 "__dict__")
+
+    def __init__(self, next_functions=(), input_meta=()):
+        self.next_functions = next_functions
+        self._input_meta = input_meta
+        self._saved = None
+        self._pre_hooks = None
+        self._hooks = None
+        self._sequence_nr = next(_sequence)
+        self.metadata = {}
+        self._released = False
+        self._anomaly_trace = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __getattr__(self, name):
+        # _saved_self, _saved_other, _saved_dim, ... like torch's generated nodes
+        if name.startswith("_saved_"):
+            saved = object.__getattribute__(self, "_saved")
+            key = name[7:]
+            if saved is not None and key in saved:
+                value = saved[key]
+                return value.unpack(self) if isinstance(value, SavedTensor) else value
+            if self._released and saved is not None:
+                raise RuntimeError("Trying to backward through the graph a second time (or "
+                                   "directly access saved tensors after they have already "
+                                   "been freed).")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def backward(self, *grads):  # pragma: no cover - every concrete node overrides it
+        raise NotImplementedError(f"{self.name()} has no backward formula")
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        return _RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return _RemovableHandle(self._pre_hooks, fn)
+
+    def _register_hook_dict(self, tensor):  # torch API compatibility, unused here
+        pass
+
+    def release_saved(self):
+        if self._saved:
+            for v in self._saved.values():
+                if isinstance(v, SavedTensor):
+                    v.release()
+        self._released = True
+
+
+class _RemovableHandle:
+    _ids = itertools.count()
+
+    __slots__ = ("_hooks", "id")
+
+    def __init__(self, hooks, fn):
+        self._hooks = hooks
+        self.id = next(self._ids)
+        hooks[self.id] = fn
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf tensor: adds incoming gradients into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__((), ((variable._data.shape, variable.dtype),))
+        self.variable = variable
+
+
+def grad_accumulator(leaf) -> AccumulateGrad:
+    """The (cached) AccumulateGrad node of a leaf that requires grad."""
+    acc = leaf.__dict__.get("_grad_accumulator")
+    if acc is None:
+        acc = AccumulateGrad(leaf)
+        leaf.__dict__["_grad_accumulator"] = acc
+    return acc
+
+
+def edge_of(t):
+    """``(node, input_nr)`` that gradients for ``t`` flow into, or ``(None, 0)``."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def needs_grad(*tensors) -> bool:
+    """Whether an op on these arguments must record a node (grad mode on, an input needs it)."""
+    if not _state.grad_enabled:
+        return False
+    for t in tensors:
+        if isinstance(t, Tensor) and t._requires_grad:
+            return True
+    return False
+
+
+def record(outputs, node_cls, inputs, **saved):
+    """Attach a new ``node_cls`` as grad_fn of ``outputs`` (a Tensor or a tuple of them).
+
+    ``inputs`` are the differentiable arguments in the order ``backward``
+    returns their gradients (non-tensors give ``(None, 0)`` edges). ``saved``
+    names what backward needs: tensors are kept as SavedTensor (outputs among
+    them without a reference cycle), anything else as a plain value.
+    """
+    edges = []
+    meta = []
+    for t in inputs:
+        if isinstance(t, Tensor):
+            edges.append(edge_of(t))
+            meta.append((t._data.shape, t.dtype))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    node = node_cls(tuple(edges), tuple(meta))
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if saved:
+        store = {}
+        for k, v in saved.items():
+            if isinstance(v, Tensor):
+                store[k] = SavedTensor(v, is_output=any(v is o for o in outs))
+            else:
+                store[k] = v
+        node._saved = store
+    if _state.anomaly_enabled:
+        import traceback
+        node._anomaly_trace = traceback.format_stack()[:-2]
+    if len(outs) > 1:
+        node._output_meta = tuple((o._data.shape, o.dtype) if o is not None else ((), None)
+                                  for o in outs)
+    for i, o in enumerate(outs):
+        if o is not None and (o.dtype.is_floating_point or o.dtype.is_complex):
+            o.grad_fn = node
+            o._requires_grad = True
+            if i:
+                o._output_nr = i
+    return outputs
+
+
+class saved_tensors_hooks:
+    """Context manager: ``pack_hook(tensor)`` runs when a tensor is saved for backward and
+    ``unpack_hook(packed)`` when backward needs it back."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        _state.saved_tensor_hooks = _state.saved_tensor_hooks + (
+            (self.pack_hook, self.unpack_hook),)
+        return self
+
+    def __exit__(self, *exc):
+        _state.saved_tensor_hooks = _state.saved_tensor_hooks[:-1]
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep saved tensors as CPU copies (on this CPU-only build: plain copies)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: (t.detach().clone(), t._requires_grad),
+                         lambda packed: packed[0])
