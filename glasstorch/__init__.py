@@ -27,6 +27,7 @@ from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402
 from . import autograd, cuda, linalg, random, return_types, utils  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
 from .serialization import load, save  # noqa: E402
+from .autograd import set_detect_anomaly  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,

@@ -60,6 +60,10 @@ class _VersionCounter:
         self.value = 0
 
 
+# Set while an inference_mode block runs: tensors made then are inference tensors.
+inference_mode_flag = [False]
+
+
 def _wrap(arr, cls=None):
     """Build a fresh (non-view) Tensor around a backend array, skipping __init__."""
     if type(arr) is not _ndarray:
@@ -71,6 +75,8 @@ def _wrap(arr, cls=None):
     t.grad_fn = None
     t._base = None
     t._version_counter = None
+    if inference_mode_flag[0]:
+        t._inference = True
     return t
 
 
@@ -261,7 +267,18 @@ class Tensor:
 
     def _bump_version(self):
         # Views received their root's counter when created, so this reaches all of them.
+        if self._inference and not inference_mode_flag[0]:
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                               "allowed.You can make a clone to get a normal tensor before "
+                               "doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
+                               "for more details.")
         _version_counter_of(self).value += 1
+
+    _inference = False
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was created inside ``inference_mode``."""
+        return self._inference
 
     # ------------------------------------------------------------------ autograd attributes
     @property

@@ -10,8 +10,10 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from .graph import Node
 
-__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "Node", "no_grad", "enable_grad",
+__all__ = ["detect_anomaly", "set_detect_anomaly", "Function", "FunctionCtx", "once_differentiable", "backward", "grad", "gradcheck", "gradgradcheck", "Node", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled"]

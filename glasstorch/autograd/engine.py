@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import warnings
 
+from .._core import dtype as _dt
 from .._tensor import Tensor
 from .grad_mode import _state
 from .graph import AccumulateGrad, edge_of
@@ -61,14 +62,18 @@ def _validate(node, grads):
             out.append(None if m is None else g)
             continue
         shape, dtype = m
-        if g._data.shape != shape:
+        data = g._data
+        if data.shape == shape and data.dtype == dtype:  # the common case
+            out.append(g)
+            continue
+        if data.shape != shape:
             if not _expandable(shape, g._data.shape):
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                    f"{i} - got {list(g._data.shape)} but expected shape "
                                    f"compatible with {list(shape)}")
             g = sum_to(g, shape)
-        if g.dtype is not dtype:
-            g = g.to(dtype)
+        if g._data.dtype != dtype:
+            g = g.to(_dt._by_np[dtype])
         out.append(g)
     return out
 
@@ -160,67 +165,68 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             node, nr = edge_of(t)
             if node is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            targets.setdefault((id(node), nr), []).append(k)
+            targets.setdefault((node, nr), []).append(k)
 
     # count dependencies over the reachable graph (iteratively)
     deps = {}
-    nodes = {}
     stack = [n for n, _ in roots]
-    for n in stack:
-        nodes[id(n)] = n
+    seen = set(stack)
     while stack:
-        n = stack.pop()
-        for nx, _ in n.next_functions:
-            if nx is None:
-                continue
-            k = id(nx)
-            deps[k] = deps.get(k, 0) + 1
-            if k not in nodes:
-                nodes[k] = nx
-                stack.append(nx)
+        for nx, _ in stack.pop().next_functions:
+            if nx is not None:
+                if nx in seen:
+                    deps[nx] += 1
+                else:
+                    deps[nx] = 1
+                    seen.add(nx)
+                    stack.append(nx)
 
     needed = None
     if targets is not None:
-        needed = _needed_nodes(nodes, {k[0] for k in targets})
+        needed = _needed_nodes(seen, {k[0] for k in targets})
 
     buffers = {}
     for (node, nr), g in zip(roots, grad_tensors):
-        buf = buffers.setdefault(id(node), [None] * _num_outputs(node))
+        buf = buffers.setdefault(node, [None] * _num_outputs(node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     results = [None] * (len(inputs) if inputs is not None else 0)
-    ready = [(-n._sequence_nr, id(n), n) for n in {id(n): n for n, _ in roots}.values()
-             if deps.get(id(n), 0) == 0]
+    ready = [(-n._sequence_nr, n) for n in {n: None for n, _ in roots} if n not in deps]
     heapq.heapify(ready)
+    heappop, heappush = heapq.heappop, heapq.heappush
     prev = _state.grad_enabled
     _state.grad_enabled = create_graph
     try:
         while ready:
-            _, key, node = heapq.heappop(ready)
-            grads = buffers.pop(key, None)
+            node = heappop(ready)[1]
+            grads = buffers.pop(node, None)
             outs = ()
             if grads is not None:
-                grads = [g if g is None else _apply_tensor_hooks(node, nr, g)
-                         for nr, g in enumerate(grads)]
+                nd = node.__dict__
+                if "_tensor_hooks" in nd or "_retained" in nd:
+                    grads = [g if g is None else _apply_tensor_hooks(node, nr, g)
+                             for nr, g in enumerate(grads)]
                 if targets is not None:
                     for nr, g in enumerate(grads):
-                        for k in targets.get((key, nr), ()):
+                        for k in targets.get((node, nr), ()):
                             results[k] = g
-                if needed is None or key in needed:
+                if needed is None or node in needed:
                     outs = _run_node(node, grads, create_graph, capture, retain_graph,
-                                     targets is None or (key, 0) in targets)
-            for (nx, nr), g in zip(node.next_functions, outs):
-                if nx is not None and g is not None:
-                    buf = buffers.get(id(nx))
-                    if buf is None:
-                        buf = buffers[id(nx)] = [None] * _num_outputs(nx)
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-            for nx, _ in node.next_functions:
-                if nx is not None:
-                    k = id(nx)
-                    deps[k] -= 1
-                    if deps[k] == 0:
-                        heapq.heappush(ready, (-nx._sequence_nr, k, nx))
+                                     targets is None or (node, 0) in targets)
+            for i, (nx, nr) in enumerate(node.next_functions):
+                if nx is None:
+                    continue
+                if i < len(outs):
+                    g = outs[i]
+                    if g is not None:
+                        buf = buffers.get(nx)
+                        if buf is None:
+                            buf = buffers[nx] = [None] * _num_outputs(nx)
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                left = deps[nx] - 1
+                deps[nx] = left
+                if left == 0:
+                    heappush(ready, (-nx._sequence_nr, nx))
     finally:
         _state.grad_enabled = prev
 
@@ -243,22 +249,23 @@ def _run_node(node, grads, create_graph, capture, retain_graph, accumulate_here)
     if all(g is None for g in grads):
         return ()
     meta = node.__dict__.get("_output_meta")
-    if meta is not None:  # multi-output nodes see zeros for outputs that got no gradient
-        grads = [g if g is not None else _ops().zeros(m[0], dtype=m[1])
-                 for g, m in zip(grads, meta)]
+    if meta is not None and node.__dict__.get("_materialize_grads", True):
+        # multi-output nodes see zeros for outputs that got no gradient
+        grads = [g if g is not None or m[1] is None else
+                 _ops().zeros(m[0], dtype=_dt._by_np[m[1]]) for g, m in zip(grads, meta)]
     outs = _call_node(node, grads)
     if not retain_graph:
         node.release_saved()
     return outs
 
 
-def _needed_nodes(nodes, target_keys):
-    """Keys of nodes from which some target node is reachable (they must run)."""
-    needed = set(target_keys)
+def _needed_nodes(nodes, targets):
+    """Nodes from which some target node is reachable (they must run)."""
+    needed = set(targets)
     order = []
     seen = set()
-    for start in nodes.values():
-        if id(start) in seen:
+    for start in nodes:
+        if start in seen:
             continue
         stack = [(start, False)]
         while stack:
@@ -266,16 +273,16 @@ def _needed_nodes(nodes, target_keys):
             if done:
                 order.append(n)
                 continue
-            if id(n) in seen:
+            if n in seen:
                 continue
-            seen.add(id(n))
+            seen.add(n)
             stack.append((n, True))
             for nx, _ in n.next_functions:
-                if nx is not None and id(nx) not in seen:
+                if nx is not None and nx not in seen:
                     stack.append((nx, False))
     for n in order:  # post-order: children before parents
-        if any(nx is not None and id(nx) in needed for nx, _ in n.next_functions):
-            needed.add(id(n))
+        if any(nx is not None and nx in needed for nx, _ in n.next_functions):
+            needed.add(n)
     return needed
 
 

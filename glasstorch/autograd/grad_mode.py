@@ -11,6 +11,8 @@ import functools
 import inspect
 import threading
 
+from .._tensor import inference_mode_flag
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
@@ -124,12 +126,13 @@ class inference_mode(_Mode):
         self.mode = bool(mode)
 
     def __enter__(self):
-        self._prev = (_state.grad_enabled, _state.inference)
+        self._prev = (_state.grad_enabled, _state.inference, inference_mode_flag[0])
         if self.mode:
             _state.grad_enabled, _state.inference = False, True
+            inference_mode_flag[0] = True
 
     def __exit__(self, *exc):
-        _state.grad_enabled, _state.inference = self._prev
+        _state.grad_enabled, _state.inference, inference_mode_flag[0] = self._prev
         return False
 
     def clone(self):

@@ -31,10 +31,18 @@ class SavedTensor:
 
     __slots__ = ("_tensor", "_version", "_is_output", "_packed", "_unpack_hook")
 
-    def __init__(self, tensor, is_output=False):
+    def __init__(self, tensor, is_output=False, hooks=None):
+        vc = tensor._version_counter
+        self._version = 0 if vc is None else vc.value
+        if tensor._inference and not _state.inference:
+            raise RuntimeError("Inference tensors cannot be saved for backward. Please do not "
+                               "use Tensors created in inference mode in computation tracked "
+                               "by autograd. To work around this, you can make a clone to get "
+                               "a normal tensor and use it in autograd, or use "
+                               "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self._is_output = is_output
-        self._version = tensor._version
-        hooks = _state.saved_tensor_hooks
+        if hooks is None:
+            hooks = _state.saved_tensor_hooks
         if hooks:
             pack, unpack = hooks[-1]
             self._tensor = None
@@ -100,20 +108,25 @@ class Node:
     per input, and read what forward saved as ``self._saved_<name>``.
     """
 
-    __slots__ = ("next_functions", "_input_meta", "_saved", "_pre_hooks", "_hooks",
-                 "_sequence_nr", "metadata", "_released", "_anomaly_trace", "__weakref__",
+    __slots__ = ("next_functions", "_input_meta", "_saved", "_sequence_nr", "__weakref__",
                  "__dict__")
+
+    # Rarely set, so they live in the instance __dict__ only when used.
+    _pre_hooks = None
+    _hooks = None
+    _released = False
+    _anomaly_trace = None
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
         self._input_meta = input_meta
         self._saved = None
-        self._pre_hooks = None
-        self._hooks = None
         self._sequence_nr = next(_sequence)
-        self.metadata = {}
-        self._released = False
-        self._anomaly_trace = None
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own notes about this node."""
+        return self.__dict__.setdefault("_metadata", {})
 
     def name(self) -> str:
         return type(self).__name__
@@ -187,7 +200,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__((), ((variable._data.shape, variable.dtype),))
+        super().__init__((), ((variable._data.shape, variable._data.dtype),))
         self.variable = variable
 
 
@@ -210,14 +223,18 @@ def edge_of(t):
     return (None, 0)
 
 
-def needs_grad(*tensors) -> bool:
-    """Whether an op on these arguments must record a node (grad mode on, an input needs it)."""
-    if not _state.grad_enabled:
+def needs_grad(a, b=None, c=None, *rest) -> bool:
+    """Whether an op on these arguments must record a node (grad mode on, an input needs it).
+
+    Called after every op, so the common case (nothing requires grad) is a few attribute
+    reads; non-tensor arguments are allowed and ignored.
+    """
+    if not ((isinstance(a, Tensor) and a._requires_grad) or
+            (isinstance(b, Tensor) and b._requires_grad) or
+            (isinstance(c, Tensor) and c._requires_grad) or
+            (rest and any(isinstance(t, Tensor) and t._requires_grad for t in rest))):
         return False
-    for t in tensors:
-        if isinstance(t, Tensor) and t._requires_grad:
-            return True
-    return False
+    return _state.grad_enabled
 
 
 def record(outputs, node_cls, inputs, **saved):
@@ -232,34 +249,44 @@ def record(outputs, node_cls, inputs, **saved):
     meta = []
     for t in inputs:
         if isinstance(t, Tensor):
-            edges.append(edge_of(t))
-            meta.append((t._data.shape, t.dtype))
+            fn = t.grad_fn
+            if fn is not None:
+                edges.append((fn, t._output_nr))
+            elif t._requires_grad:
+                edges.append((grad_accumulator(t), 0))
+            else:
+                edges.append(_NO_EDGE)
+            meta.append((t._data.shape, t._data.dtype))
         else:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             meta.append(None)
     node = node_cls(tuple(edges), tuple(meta))
-    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if type(outputs) is tuple:
+        outs = outputs
+        node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else
+                                  ((), None) for o in outs)
+    else:
+        outs = (outputs,)
     if saved:
-        store = {}
+        hooks = _state.saved_tensor_hooks
         for k, v in saved.items():
             if isinstance(v, Tensor):
-                store[k] = SavedTensor(v, is_output=any(v is o for o in outs))
-            else:
-                store[k] = v
-        node._saved = store
+                is_output = v is outputs or (outs is outputs and any(v is o for o in outs))
+                saved[k] = SavedTensor(v, is_output, hooks)
+        node._saved = saved
     if _state.anomaly_enabled:
         import traceback
         node._anomaly_trace = traceback.format_stack()[:-2]
-    if len(outs) > 1:
-        node._output_meta = tuple((o._data.shape, o.dtype) if o is not None else ((), None)
-                                  for o in outs)
     for i, o in enumerate(outs):
-        if o is not None and (o.dtype.is_floating_point or o.dtype.is_complex):
+        if o is not None and o._data.dtype.kind in "fcV":  # float, complex, bfloat16
             o.grad_fn = node
             o._requires_grad = True
             if i:
                 o._output_nr = i
     return outputs
+
+
+_NO_EDGE = (None, 0)
 
 
 class saved_tensors_hooks:
