@@ -772,13 +772,13 @@ def rebase_view_history(view, fn):
     from ..autograd.graph import edge_of
     base_edge = edge_of(base)
     node = CopySlices((base_edge,) + tuple(fn.next_functions[1:]),
-                      ((base._data.shape, base.dtype),) + tuple(fn._input_meta[1:]))
+                      ((base._data.shape, base._data.dtype),) + tuple(fn._input_meta[1:]))
     node._saved = {"base_geometry": _geometry(base), "view_geometry": _geometry(view), "fn": fn}
     base.grad_fn = node
     base._requires_grad = True
     base.__dict__.pop("_output_nr", None)
     size, stride, offset = _geometry(view)
-    view_node = AsStridedBackward0(((node, 0),), ((base._data.shape, base.dtype),))
+    view_node = AsStridedBackward0(((node, 0),), ((base._data.shape, base._data.dtype),))
     view_node._saved = {"size": size, "stride": stride, "storage_offset": offset,
                         "input_geometry": _geometry(base)}
     view.grad_fn = view_node
