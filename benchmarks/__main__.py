@@ -16,9 +16,9 @@ import platform
 import statistics
 import time
 
-from . import overhead
+from . import mlp, overhead
 
-WORKLOADS = {"overhead": overhead.cases}
+WORKLOADS = {"overhead": overhead.cases, "mlp": mlp.cases}
 
 
 def _libraries():

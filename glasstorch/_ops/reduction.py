@@ -9,6 +9,7 @@ comparisons on them are exact in float32, so sorting and max use the upcast copy
 from __future__ import annotations
 
 import builtins
+import math
 import warnings
 
 from .. import return_types as _rt
@@ -136,10 +137,71 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def expand_reduced(grad, shape, axes, keepdim):
     """Broadcast a reduction's gradient back over the reduced ``axes`` of ``shape``."""
+    return unsqueeze_reduced(grad, axes, keepdim).expand(shape)
+
+
+def unsqueeze_reduced(t, axes, keepdim):
+    """Put the reduced ``axes`` back (size 1) so ``t`` broadcasts against the input."""
     if not keepdim and axes is not None:
         for ax in sorted(axes):
-            grad = grad.unsqueeze(ax)
-    return grad.expand(shape)
+            t = t.unsqueeze(ax)
+    return t
+
+
+def _gt():
+    import glasstorch
+    return glasstorch
+
+
+def _select_backward(grad, dim, indices, sizes, keepdim):
+    """Gradient of values picked by ``indices`` along ``dim``: scattered into zeros."""
+    if not sizes:  # a 0-d input: its only element was picked
+        return grad
+    if not keepdim:
+        grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+    return _gt().zeros(sizes, dtype=grad.dtype).scatter(dim, indices, grad)
+
+
+def _evenly_distribute(grad, input, value):
+    """Gradient of a full max/min/median: shared evenly among the elements equal to it."""
+    mask = input.isnan() if bool(xp.isnan(value._data)) else input == value
+    return (grad / mask.sum()) * mask
+
+
+def _scale_by_count(grad, input, result, axes, keepdim):
+    """amax/amin gradient: split evenly among the elements equal to the result."""
+    mask = unsqueeze_reduced(result, axes, keepdim) == input
+    count = mask.sum() if axes is None else mask.sum(list(axes), keepdim=True)
+    return (unsqueeze_reduced(grad, axes, keepdim) / count) * mask
+
+
+def _reversed_cumsum(t, dim):
+    return t.flip(dim).cumsum(dim).flip(dim)
+
+
+def _dims_saved(axes):
+    return () if axes is None else tuple(axes)
+
+
+class _NoDerivative(Node):
+    """A node whose backward raises, like torch's for ops without a derivative formula."""
+
+    _op = ""
+
+    def backward(self, *grads):
+        raise NotImplementedError(f"the derivative for '{self._op}' is not implemented.")
+
+
+class Unique2Backward0(_NoDerivative):
+    _op = "_unique2"
+
+
+class UniqueDimBackward0(_NoDerivative):
+    _op = "unique_dim"
+
+
+class UniqueConsecutiveBackward0(_NoDerivative):
+    _op = "unique_consecutive"
 
 
 class SumBackward0(Node):
@@ -163,7 +225,17 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     rdt = dtype or _int_to_long(input.dtype)
     r = xp.nansum(compute_array(a), axis=axes, keepdims=keepdim,
                   dtype=compute_dtype(rdt))
-    return finish(wrap(result_array(xp.asarray(r), rdt)), out)
+    r = wrap(result_array(xp.asarray(r), rdt))
+    if needs_grad(input):
+        record(r, NansumBackward0, (input,), self=input, dim=_dims_saved(axes), keepdim=keepdim)
+    return finish(r, out)
+
+
+class NansumBackward0(Node):
+    def backward(self, grad):
+        x = self._saved_self
+        axes = self._saved_dim if x.ndim else None
+        return unsqueeze_reduced(grad, axes or None, self._saved_keepdim) * x.isnan().logical_not()
 
 
 @register()
@@ -173,11 +245,56 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dim is not None and not isinstance(dim, int):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     rdt = dtype or _int_to_long(input.dtype)
+    axes = _axes(a, dim)
     with xp.errstate(all="ignore"):
-        r = xp.prod(compute_array(a), axis=_axes(a, dim), keepdims=keepdim,
+        r = xp.prod(compute_array(a), axis=axes, keepdims=keepdim,
                     dtype=compute_dtype(rdt))
-        r = result_array(xp.asarray(r), rdt)  # may overflow to inf, as in torch
-    return finish(wrap(r), out)
+        r = wrap(result_array(xp.asarray(r), rdt))  # may overflow to inf, as in torch
+    if needs_grad(input):
+        if dim is None:
+            record(r, ProdBackward0, (input,), self=input, result=r)
+        else:
+            record(r, ProdBackward1, (input,), self=input, result=r,
+                   dim=0 if axes is None else axes[0], keepdim=keepdim)
+    return finish(r, out)
+
+
+def _prod_backward(grad, x, result, dim):
+    """d prod / dx along ``dim`` (grad and result already broadcastable against x)."""
+    if not (x._data == 0).any():
+        return grad * (result / x)
+    # with zeros, use the products of the elements before and after each position
+    n = x.shape[dim]
+    if not n:
+        return grad.expand_as(x)
+    gt = _gt()
+    shape = list(x.shape)
+    shape[dim] = 1
+    ones = gt.ones(shape, dtype=x.dtype)
+    before = gt.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    after = gt.cat([ones, x.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return grad * (before * after)
+
+
+class ProdBackward0(Node):
+    def backward(self, grad):
+        x = self._saved_self
+        if x.ndim == 0:
+            return grad
+        flat = x.reshape(-1)
+        return _prod_backward(grad, flat, self._saved_result, 0).reshape(x.shape)
+
+
+class ProdBackward1(Node):
+    def backward(self, grad):
+        x = self._saved_self
+        if x.ndim == 0:
+            return grad
+        d, keep = self._saved_dim, self._saved_keepdim
+        res = self._saved_result
+        if not keep:
+            grad, res = grad.unsqueeze(d), res.unsqueeze(d)
+        return _prod_backward(grad, x, res, d)
 
 
 def _mean_array(a, axes, keepdim, rdt):
@@ -228,6 +345,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     axes = _axes(input._data, dim)
     if rdt.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
+    if needs_grad(input):  # torch composes it: nansum(...) / count, a DivBackward0
+        count = input.isnan().logical_not().sum(dim, keepdim)
+        return finish(nansum(input, dim, keepdim, dtype=dtype) / count, out)
     a = compute_array(_source(input, dtype))
     nan = xp.isnan(a)
     s = xp.sum(xp.where(nan, 0, a), axis=axes, keepdims=keepdim, dtype=compute_dtype(rdt))
@@ -264,6 +384,9 @@ def _var_mean(input, dim, correction, keepdim, name):
     n = _count(a, axes)
     with xp.errstate(all="ignore"):
         m = xp.sum(c, axis=axes, keepdims=True) / n
+        # one correction step makes the mean exact for constant slices (deviations exactly
+        # 0, as torch's Welford gives), which std's gradient at 0 depends on
+        m = m + xp.sum(c - m, axis=axes, keepdims=True) / n
         dev = c - m
         sq = (dev.real * dev.real + dev.imag * dev.imag) if dt.is_complex else dev * dev
         dof = builtins.max(n - correction, 0)
@@ -282,7 +405,68 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     """Variance with ``correction`` (default 1, Bessel); legacy ``unbiased`` also accepted."""
     dim, correction = _var_args(dim, unbiased, correction, "var")
     v, _, rdt, _ = _var_mean(input, dim, correction, keepdim, "var")
-    return finish(wrap(result_array(v, rdt)), out)
+    r = wrap(result_array(v, rdt))
+    if needs_grad(input):
+        record(r, VarBackward0, (input,), self=input, dim=_var_dims(input, dim),
+               correction=correction, keepdim=keepdim)
+    return finish(r, out)
+
+
+def _var_dims(input, dim):
+    """The reduced axes as saved for backward; None for a full reduction given no dim."""
+    return None if dim is None else _dims_saved(_axes(input._data, dim))
+
+
+def _var_backward(grad, x, dims, correction, keepdim):
+    if x.ndim == 0 or dims is None:
+        dof = x.numel() - correction
+        if dof <= 0:
+            # 2 / 0: infinite, or NaN where the deviation is 0, as in torch
+            a = x._data
+            with xp.errstate(all="ignore"):
+                fac = xp.where(a == a.mean(), xp.nan, xp.inf).astype(a.dtype)
+            return grad * wrap(fac)
+        return (2.0 / dof) * grad * (x - x.mean())
+    dof = _count(x._data, dims) - correction
+    scale = 2.0 / dof if dof else math.inf
+    return scale * unsqueeze_reduced(grad, dims, keepdim) * (x - x.mean(dims, keepdim=True))
+
+
+def _std_backward(grad, result, x, dims, correction, keepdim):
+    g = (grad / (result * 2)).masked_fill(result == 0, 0)
+    return _var_backward(g, x, dims, correction, keepdim)
+
+
+def _mean_backward(grad, x, dims, keepdim):
+    if x.ndim == 0 or dims is None:
+        return grad.expand(x.shape) / x.numel()
+    return expand_reduced(grad, x.shape, dims, keepdim) / _count(x._data, dims)
+
+
+class VarBackward0(Node):
+    def backward(self, grad):
+        return _var_backward(grad, self._saved_self, self._saved_dim, self._saved_correction,
+                             self._saved_keepdim)
+
+
+class StdBackward0(Node):
+    def backward(self, grad):
+        return _std_backward(grad, self._saved_result, self._saved_self, self._saved_dim,
+                             self._saved_correction, self._saved_keepdim)
+
+
+class VarMeanBackward0(Node):
+    def backward(self, gvar, gmean):
+        x, dims, keep = self._saved_self, self._saved_dim, self._saved_keepdim
+        return (_var_backward(gvar, x, dims, self._saved_correction, keep)
+                + _mean_backward(gmean, x, dims, keep))
+
+
+class StdMeanBackward0(Node):
+    def backward(self, gstd, gmean):
+        x, dims, keep = self._saved_self, self._saved_dim, self._saved_keepdim
+        return (_std_backward(gstd, self._saved_result0, x, dims, self._saved_correction, keep)
+                + _mean_backward(gmean, x, dims, keep))
 
 
 @register()
@@ -290,21 +474,33 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     """Standard deviation: sqrt of :func:`var`."""
     dim, correction = _var_args(dim, unbiased, correction, "std")
     v, _, rdt, _ = _var_mean(input, dim, correction, keepdim, "std")
-    return finish(wrap(result_array(xp.sqrt(v), rdt)), out)
+    r = wrap(result_array(xp.sqrt(v), rdt))
+    if needs_grad(input):
+        record(r, StdBackward0, (input,), self=input, result=r, dim=_var_dims(input, dim),
+               correction=correction, keepdim=keepdim)
+    return finish(r, out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var, mean)`` computed together."""
     dim, correction = _var_args(dim, unbiased, correction, "var_mean")
     v, m, rdt, mdt = _var_mean(input, dim, correction, keepdim, "var_mean")
-    return wrap(result_array(v, rdt)), wrap(result_array(m, mdt))
+    r = wrap(result_array(v, rdt)), wrap(result_array(m, mdt))
+    if needs_grad(input):
+        record(r, VarMeanBackward0, (input,), self=input, dim=_var_dims(input, dim),
+               correction=correction, keepdim=keepdim)
+    return r
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` computed together."""
     dim, correction = _var_args(dim, unbiased, correction, "std_mean")
     v, m, rdt, mdt = _var_mean(input, dim, correction, keepdim, "std_mean")
-    return wrap(result_array(xp.sqrt(v), rdt)), wrap(result_array(m, mdt))
+    r = wrap(result_array(xp.sqrt(v), rdt)), wrap(result_array(m, mdt))
+    if needs_grad(input):
+        record(r, StdMeanBackward0, (input,), self=input, result0=r[0],
+               dim=_var_dims(input, dim), correction=correction, keepdim=keepdim)
+    return r
 
 
 # ----------------------------------------------------------------------------- max / min
@@ -341,8 +537,11 @@ def max(input, dim=None, keepdim=False, *, out=None):
         import glasstorch
         return glasstorch.maximum(input, dim, out=out)
     if dim is None:
-        return finish(_extreme_all(input, "max_all", xp.max), out)
-    return _finish_tuple(_extreme_dim(input, dim, keepdim, "max", xp.argmax, _rt.max), out)
+        return finish(_record_all(_extreme_all(input, "max_all", xp.max), input,
+                                  MaxBackward1), out)
+    return _finish_tuple(_record_select(
+        _extreme_dim(input, dim, keepdim, "max", xp.argmax, _rt.max), input, dim, keepdim,
+        MaxBackward0), out)
 
 
 @register()
@@ -352,8 +551,96 @@ def min(input, dim=None, keepdim=False, *, out=None):
         import glasstorch
         return glasstorch.minimum(input, dim, out=out)
     if dim is None:
-        return finish(_extreme_all(input, "min_all", xp.min), out)
-    return _finish_tuple(_extreme_dim(input, dim, keepdim, "min", xp.argmin, _rt.min), out)
+        return finish(_record_all(_extreme_all(input, "min_all", xp.min), input,
+                                  MinBackward1), out)
+    return _finish_tuple(_record_select(
+        _extreme_dim(input, dim, keepdim, "min", xp.argmin, _rt.min), input, dim, keepdim,
+        MinBackward0), out)
+
+
+def _record_all(r, input, node):
+    """A full max/min/median: the gradient goes evenly to the elements equal to ``r``."""
+    if needs_grad(input):
+        record(r, node, (input,), self=input, result=r)
+    return r
+
+
+def _record_select(res, input, dim, keepdim, node):
+    """(values, indices) along ``dim``: the gradient goes to the picked elements."""
+    if needs_grad(input):
+        d = wrap_dim(int(dim), input.ndim)
+        record(tuple(res), node, (input,), dim=d, indices=res[1].detach(), keepdim=keepdim,
+               self_sym_sizes=input.shape)
+    return res
+
+
+class _SelectBackward(Node):
+    def backward(self, grad, _indices_grad=None):
+        return _select_backward(grad, self._saved_dim, self._saved_indices,
+                                self._saved_self_sym_sizes, self._saved_keepdim)
+
+
+class _SortLikeBackward(Node):
+    def backward(self, grad, _indices_grad=None):
+        return _select_backward(grad, self._saved_dim, self._saved_indices,
+                                self._saved_self_sym_sizes, True)
+
+
+class _EvenBackward(Node):
+    def backward(self, grad):
+        return _evenly_distribute(grad, self._saved_self, self._saved_result)
+
+
+class MaxBackward0(_SelectBackward):
+    pass
+
+
+class MinBackward0(_SelectBackward):
+    pass
+
+
+class KthvalueBackward0(_SelectBackward):
+    pass
+
+
+class MedianBackward1(_SelectBackward):
+    pass
+
+
+class NanmedianBackward1(_SelectBackward):
+    pass
+
+
+class ModeBackward0(_SelectBackward):
+    pass
+
+
+class SortBackward0(_SortLikeBackward):
+    pass
+
+
+class SortBackward1(_SortLikeBackward):
+    pass
+
+
+class TopkBackward0(_SortLikeBackward):
+    pass
+
+
+class MaxBackward1(_EvenBackward):
+    pass
+
+
+class MinBackward1(_EvenBackward):
+    pass
+
+
+class MedianBackward0(_EvenBackward):
+    pass
+
+
+class NanmedianBackward0(_EvenBackward):
+    pass
 
 
 def _amax_like(input, dim, keepdim, name, fn):
@@ -363,7 +650,23 @@ def _amax_like(input, dim, keepdim, name, fn):
     if a.dtype.kind == "c" and a.size:
         raise not_implemented_for(f"{name[1:]}_values", _dtype_of(a))
     r = fn(compute_array(a), axis=axes, keepdims=keepdim)
-    return wrap(result_array(xp.asarray(r), _dtype_of(a)))
+    r = wrap(result_array(xp.asarray(r), _dtype_of(a)))
+    if needs_grad(input):
+        record(r, AmaxBackward0 if name == "amax" else AminBackward0, (input,), self=input,
+               result=r, dim=_dims_saved(axes), keepdim=keepdim)
+    return r
+
+
+class AmaxBackward0(Node):
+    def backward(self, grad):
+        x = self._saved_self
+        return _scale_by_count(grad, x, self._saved_result,
+                               (self._saved_dim or None) if x.ndim else None,
+                               self._saved_keepdim)
+
+
+class AminBackward0(AmaxBackward0):
+    pass
 
 
 @register()
@@ -396,9 +699,22 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
         raise not_implemented_for("aminmax", _dtype_of(a))
     c = compute_array(a)
     dt = _dtype_of(a)
-    lo = result_array(xp.asarray(xp.min(c, axis=axes, keepdims=keepdim)), dt)
-    hi = result_array(xp.asarray(xp.max(c, axis=axes, keepdims=keepdim)), dt)
-    return _finish_tuple(_rt.aminmax(wrap(lo), wrap(hi)), out)
+    lo = wrap(result_array(xp.asarray(xp.min(c, axis=axes, keepdims=keepdim)), dt))
+    hi = wrap(result_array(xp.asarray(xp.max(c, axis=axes, keepdims=keepdim)), dt))
+    res = _rt.aminmax(lo, hi)
+    if needs_grad(input):
+        record(tuple(res), AminmaxBackward0, (input,), self=input, min=lo, max=hi,
+               dim=None if axes is None else axes[0], keepdim=keepdim)
+    return _finish_tuple(res, out)
+
+
+class AminmaxBackward0(Node):
+    def backward(self, gmin, gmax):
+        x, keep = self._saved_self, self._saved_keepdim
+        d = self._saved_dim
+        axes = None if d is None else (d,)
+        return (_scale_by_count(gmin, x, self._saved_min, axes, keep)
+                + _scale_by_count(gmax, x, self._saved_max, axes, keep))
 
 
 def _arg_extreme(input, dim, keepdim, name, fn):
@@ -472,17 +788,28 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     dt = float_result_dtype(_dtype_of(a))
     c = a.astype(compute_dtype(dt), copy=False)
     axes = _axes(a, dim)
-    if not c.size:
-        with xp.errstate(all="ignore"):
-            r = xp.log(xp.sum(xp.exp(c), axis=axes, keepdims=keepdim))
-        return finish(wrap(result_array(xp.asarray(r), dt)), out)
-    m = xp.max(c.real, axis=axes, keepdims=True)
-    # an infinite max (or NaN) is not a usable shift: shift by 0 there instead
-    m = xp.where(xp.isfinite(m), m, 0)
     with xp.errstate(all="ignore"):
-        s = xp.log(xp.sum(xp.exp(c - m), axis=axes, keepdims=keepdim)) + (
-            m if keepdim else m.reshape(xp.sum(m, axis=axes).shape))
-    return finish(wrap(result_array(xp.asarray(s), dt)), out)
+        if not c.size:
+            s = xp.log(xp.sum(xp.exp(c), axis=axes, keepdims=keepdim))
+        else:
+            m = xp.max(c.real, axis=axes, keepdims=True)
+            # an infinite max (or NaN) is not a usable shift: shift by 0 there instead
+            m = xp.where(xp.isfinite(m), m, 0)
+            s = xp.log(xp.sum(xp.exp(c - m), axis=axes, keepdims=keepdim)) + (
+                m if keepdim else m.reshape(xp.sum(m, axis=axes).shape))
+    r = wrap(result_array(xp.asarray(s), dt))
+    if needs_grad(input):
+        record(r, LogsumexpBackward0, (input,), self=input, result=r, dim=_dims_saved(axes),
+               keepdim=keepdim)
+    return finish(r, out)
+
+
+class LogsumexpBackward0(Node):
+    def backward(self, grad):
+        x = self._saved_self
+        axes, keep = (self._saved_dim or None) if x.ndim else None, self._saved_keepdim
+        return (unsqueeze_reduced(grad, axes, keep)
+                * (x - unsqueeze_reduced(self._saved_result, axes, keep)).exp())
 
 
 # ----------------------------------------------------------------------------- scans
@@ -502,13 +829,50 @@ def _scan(input, dim, dtype, ufunc):
 @register()
 def cumsum(input, dim, *, dtype=None, out=None):
     """Running sum along ``dim``; bool and integers accumulate in int64."""
-    return finish(_scan(input, dim, dtype, xp.add), out)
+    r = _scan(input, dim, dtype, xp.add)
+    if needs_grad(input):
+        record(r, CumsumBackward0, (input,), dim=wrap_dim(dim, input.ndim))
+    return finish(r, out)
+
+
+class CumsumBackward0(Node):
+    def backward(self, grad):
+        d = self._saved_dim
+        if grad.numel() <= 1 or grad.shape[d] == 1:
+            return grad
+        return _reversed_cumsum(grad, d)
 
 
 @register()
 def cumprod(input, dim, *, dtype=None, out=None):
     """Running product along ``dim``; bool and integers accumulate in int64."""
-    return finish(_scan(input, dim, dtype, xp.multiply), out)
+    r = _scan(input, dim, dtype, xp.multiply)
+    if needs_grad(input):
+        record(r, CumprodBackward0, (input,), dim=wrap_dim(dim, input.ndim), self=input,
+               result=r)
+    return finish(r, out)
+
+
+class CumprodBackward0(Node):
+    def backward(self, grad):
+        x, d = self._saved_self, self._saved_dim
+        if x.numel() <= 1 or x.shape[d] == 1:
+            return grad
+        out = self._saved_result
+        if not (x._data == 0).any():
+            return _reversed_cumsum(out * grad, d) / x
+        # with zeros: grad_i = prod(x[:i]) * s_i, where s_i = g_i + x_{i+1} * s_{i+1}
+        n = x.shape[d]
+        gt = _gt()
+        shape = list(x.shape)
+        shape[d] = 1
+        before = gt.cat([gt.ones(shape, dtype=x.dtype), x.narrow(d, 0, n - 1)], d).cumprod(d)
+        s = grad.narrow(d, n - 1, 1)
+        parts = [s]
+        for i in range(n - 2, -1, -1):
+            s = grad.narrow(d, i, 1) + x.narrow(d, i + 1, 1) * s
+            parts.append(s)
+        return before * gt.cat(parts[::-1], d)
 
 
 register_inplace(cumsum)
@@ -533,16 +897,40 @@ def _cum_extreme(input, dim, ufunc, name, cls):
     return cls(wrap(result_array(v, _dtype_of(a))), wrap(idx))
 
 
+def _record_cum(res, input, dim, node):
+    if needs_grad(input):
+        record(tuple(res), node, (input,), dim=wrap_dim(dim, input.ndim),
+               indices=res[1].detach(), self=input)
+    return res
+
+
+class CummaxBackward0(Node):
+    def backward(self, grad, _indices_grad=None):
+        x = self._saved_self
+        if x.ndim == 0 or not x.numel():
+            return grad
+        return _gt().zeros(x.shape, dtype=grad.dtype).scatter_add(
+            self._saved_dim, self._saved_indices, grad)
+
+
+class CumminBackward0(CummaxBackward0):
+    pass
+
+
 @register()
 def cummax(input, dim, *, out=None):
     """Running maximum along ``dim`` and the index where it was reached."""
-    return _finish_tuple(_cum_extreme(input, dim, xp.maximum, "cummax", _rt.cummax), out)
+    return _finish_tuple(_record_cum(_cum_extreme(input, dim, xp.maximum, "cummax",
+                                                  _rt.cummax), input, dim, CummaxBackward0),
+                         out)
 
 
 @register()
 def cummin(input, dim, *, out=None):
     """Running minimum along ``dim`` and the index where it was reached."""
-    return _finish_tuple(_cum_extreme(input, dim, xp.minimum, "cummin", _rt.cummin), out)
+    return _finish_tuple(_record_cum(_cum_extreme(input, dim, xp.minimum, "cummin",
+                                                  _rt.cummin), input, dim, CumminBackward0),
+                         out)
 
 
 @register()
@@ -555,7 +943,27 @@ def logcumsumexp(input, dim, *, out=None):
         raise not_implemented_for("logcumsumexp_out", dt)
     c = compute_array(a)
     r = c.copy() if a.ndim == 0 else xp.logaddexp.accumulate(c, axis=d)
-    return finish(wrap(result_array(r, dt)), out)
+    r = wrap(result_array(r, dt))
+    if needs_grad(input):
+        record(r, LogcumsumexpBackward0, (input,), dim=d, self=input, result=r)
+    return finish(r, out)
+
+
+class LogcumsumexpBackward0(Node):
+    def backward(self, grad):
+        if grad.ndim == 0 or not grad.numel():
+            return grad
+        x, r, d = self._saved_self, self._saved_result, self._saved_dim
+        # sum_{k>=i} g_k exp(x_i - r_k), split by the sign of g so logs apply (stable)
+        lowest = float(xp.finfo(grad._data.dtype).min)
+        log_abs = grad.abs().log()
+        pos = log_abs.masked_fill(grad <= 0, lowest)
+        neg = log_abs.masked_fill(grad >= 0, lowest)
+
+        def rev_lcse(t):
+            return t.flip(d).logcumsumexp(d).flip(d)
+
+        return (rev_lcse(pos - r) + x).exp() - (rev_lcse(neg - r) + x).exp()
 
 
 # ----------------------------------------------------------------------------- sorting
@@ -579,15 +987,19 @@ def _argsort(c, d, descending):
 
 
 @register()
-def sort(input, dim=-1, descending=False, *, stable=False, out=None):
+def sort(input, dim=-1, descending=False, *, stable=None, out=None):
     """Sorted values and their indices along ``dim`` (stable; NaN last ascending)."""
     a = input._data
     d = _one_dim(a, dim)
     c = _sort_keys(a)
     if d is None:
-        return _finish_tuple(_rt.sort(wrap(a.copy()), wrap(xp.zeros((), _int64))), out)
-    idx = _argsort(c, d, descending)
-    return _finish_tuple(_rt.sort(wrap(xp.take_along_axis(a, idx, d)), wrap(idx)), out)
+        res = _rt.sort(wrap(a.copy()), wrap(xp.zeros((), _int64)))
+    else:
+        idx = _argsort(c, d, descending)
+        res = _rt.sort(wrap(xp.take_along_axis(a, idx, d)), wrap(idx))
+    # the overload taking ``stable=`` has its own node, as in torch
+    node = SortBackward0 if stable is None else SortBackward1
+    return _finish_tuple(_record_select(res, input, dim, True, node), out)
 
 
 @register()
@@ -615,9 +1027,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if d is None:
-        return _finish_tuple(_rt.topk(wrap(a.copy()), wrap(xp.zeros((), _int64))), out)
-    idx = xp.take(_argsort(c, d, largest), xp.arange(k), axis=d)
-    return _finish_tuple(_rt.topk(wrap(xp.take_along_axis(a, idx, d)), wrap(idx)), out)
+        res = _rt.topk(wrap(a.copy()), wrap(xp.zeros((), _int64)))
+    else:
+        idx = xp.take(_argsort(c, d, largest), xp.arange(k), axis=d)
+        res = _rt.topk(wrap(xp.take_along_axis(a, idx, d)), wrap(idx))
+    return _finish_tuple(_record_select(res, input, dim, True, TopkBackward0), out)
 
 
 def _select(input, dim, keepdim, pick, cls, name):
@@ -672,17 +1086,22 @@ def _median_all(input, pick, name):
 def median(input, dim=None, keepdim=False, *, out=None):
     """Lower median (NaN if any); with ``dim``, ``(values, indices)``."""
     if dim is None:
-        return finish(_median_all(input, _median_pos, "median"), out)
-    return _finish_tuple(_select(input, dim, keepdim, _median_pos, _rt.median, "median"), out)
+        return finish(_record_all(_median_all(input, _median_pos, "median"), input,
+                                  MedianBackward0), out)
+    return _finish_tuple(_record_select(
+        _select(input, dim, keepdim, _median_pos, _rt.median, "median"), input, dim, keepdim,
+        MedianBackward1), out)
 
 
 @register()
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """Lower median of the non-NaN elements; with ``dim``, ``(values, indices)``."""
     if dim is None:
-        return finish(_median_all(input, _nanmedian_pos, "median"), out)
-    return _finish_tuple(_select(input, dim, keepdim, _nanmedian_pos, _rt.nanmedian,
-                                 "median"), out)
+        return finish(_record_all(_median_all(input, _nanmedian_pos, "median"), input,
+                                  NanmedianBackward0), out)
+    return _finish_tuple(_record_select(
+        _select(input, dim, keepdim, _nanmedian_pos, _rt.nanmedian, "median"), input, dim,
+        keepdim, NanmedianBackward1), out)
 
 
 @register()
@@ -696,18 +1115,24 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
                            f"{0 if d is None else d}")
-    return _finish_tuple(_select(input, dim, keepdim, lambda n, nn: xp.full(nn.shape, k - 1),
-                                 _rt.kthvalue, "kthvalue"), out)
+    res = _select(input, dim, keepdim, lambda n, nn: xp.full(nn.shape, k - 1), _rt.kthvalue,
+                  "kthvalue")
+    return _finish_tuple(_record_select(res, input, dim, keepdim, KthvalueBackward0), out)
 
 
 @register()
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """Most frequent value along ``dim`` (the smallest on ties) and its last index."""
+    return _finish_tuple(_record_select(_mode(input, dim, keepdim), input, dim, keepdim,
+                                        ModeBackward0), out)
+
+
+def _mode(input, dim, keepdim):
     a = input._data
     dt = _dtype_of(a)
     d = _one_dim(a, dim)
     if d is None:
-        return _finish_tuple(_rt.mode(wrap(a.copy()), wrap(xp.zeros((), _int64))), out)
+        return _rt.mode(wrap(a.copy()), wrap(xp.zeros((), _int64)))
     n = a.shape[d]
     if not n:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
@@ -717,7 +1142,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         vals, idx = xp.empty(shape, a.dtype), xp.zeros(shape, _int64)
         if keepdim:
             vals, idx = xp.expand_dims(vals, d), xp.expand_dims(idx, d)
-        return _finish_tuple(_rt.mode(wrap(vals), wrap(idx)), out)
+        return _rt.mode(wrap(vals), wrap(idx))
     if dt.is_complex:
         raise not_implemented_for("mode", dt)
     order = xp.argsort(c, axis=-1, kind="stable")
@@ -735,7 +1160,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     idx, vals = xp.moveaxis(idx, -1, d), xp.moveaxis(vals, -1, d)
     if not keepdim:
         idx, vals = idx.squeeze(d), vals.squeeze(d)
-    return _finish_tuple(_rt.mode(wrap(vals), wrap(idx)), out)
+    return _rt.mode(wrap(vals), wrap(idx))
 
 
 # ----------------------------------------------------------------------------- unique
@@ -797,7 +1222,10 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
             inv[order] = group
             counts = xp.diff(xp.append(xp.flatnonzero(start), len(s)))
             values = xp.take(a, order[start], axis=d)
-    return _unique_extras(wrap(values), inv, counts, return_inverse, return_counts)
+    values = wrap(values)
+    if needs_grad(input):
+        record(values, Unique2Backward0 if d is None else UniqueDimBackward0, (input,))
+    return _unique_extras(values, inv, counts, return_inverse, return_counts)
 
 
 @register()
@@ -810,7 +1238,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     d = _unique_dim(a, dim, "unique")
     if d is not None and not a.shape[d]:
         empty = xp.zeros((0,), _int64)
-        return _unique_extras(wrap(a.copy()), empty, empty, return_inverse, return_counts)
+        return _unique_extras(_record_unique_consecutive(wrap(a.copy()), input), empty, empty,
+                              return_inverse, return_counts)
     c = compute_array(a)
     if d is None:
         m = c.reshape(-1, 1)
@@ -827,8 +1256,14 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if d is None:
         inv = inv.reshape(a.shape)
     counts = xp.diff(xp.append(firsts, n))
-    return _unique_extras(wrap(xp.take(src, firsts, axis=axis)), inv, counts,
-                          return_inverse, return_counts)
+    values = _record_unique_consecutive(wrap(xp.take(src, firsts, axis=axis)), input)
+    return _unique_extras(values, inv, counts, return_inverse, return_counts)
+
+
+def _record_unique_consecutive(values, input):
+    if needs_grad(input):
+        record(values, UniqueConsecutiveBackward0, (input,))
+    return values
 
 
 # ----------------------------------------------------------------------------- counting
@@ -891,6 +1326,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if a.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = wrap_dim(dim, a.ndim)
+    if needs_grad(input, prepend, append):
+        return _diff_graph(input, n, d, prepend, append)
     if prepend is not None or append is not None:
         parts = [t for t in (prepend, input, append) if t is not None]
         rdt = _dt.result_dtype(*parts)
@@ -904,6 +1341,30 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         a = (hi != lo) if a.dtype == xp.bool_ else result_array(
             compute_array(hi) - compute_array(lo), _dtype_of(a))
     return wrap(a)
+
+
+def _diff_graph(input, n, d, prepend, append):
+    """diff composed of recorded ops (cat, narrow, sub), giving torch's graph."""
+    x = input
+    if prepend is not None or append is not None:
+        parts = []
+        for t in (prepend, input, append):
+            if t is None:
+                continue
+            if not isinstance(t, Tensor):
+                t = wrap(xp.asarray(t))
+            if t.ndim == 0:
+                shape = list(input.shape)
+                shape[d] = 1
+                t = t.expand(shape)
+            parts.append(t)
+        x = _gt().cat(parts, d)
+    for _ in range(n):
+        m = x.shape[d]
+        if not m:
+            break
+        x = x.narrow(d, 1, m - 1) - x.narrow(d, 0, m - 1)
+    return x
 
 
 def _as_nd(t, ref, d):

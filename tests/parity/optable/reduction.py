@@ -6,6 +6,9 @@ from ..harness import ALL, FLOATS, INTS, REALS, E, OpInfo, S, T, make_array
 
 NONBOOL = INTS + FLOATS
 CPLX = ("complex64",)
+# NaN samples: float64 samples stay finite so the gradient entries can gradcheck them
+# (finite differences through NaN give NaN); the other float dtypes cover NaN handling.
+NAN = ("float16", "bfloat16", "float32")
 
 
 def _arrays(dtype, rng, low=-5, high=5):
@@ -23,7 +26,7 @@ def _ndim(a):
 def _arrays_samples(dtype, rng):
     for a in _arrays(dtype, rng):
         yield S(a)
-    if dtype in FLOATS:
+    if dtype in NAN:
         yield S(_with_nan(dtype, rng))
 
 
@@ -47,7 +50,7 @@ def _reduce(dtype, rng, tuple_dims=True, nan=True):
             yield S(a, dim=(0, -1))
             yield S(a, dim=[1, 0], keepdim=True)
     yield S(make_array(rng, (3, 4), dtype), dim=2)  # out of range
-    if nan and dtype in FLOATS:
+    if nan and dtype in NAN:
         yield S(_with_nan(dtype, rng))
         yield S(_with_nan(dtype, rng), dim=1)
 
@@ -72,7 +75,7 @@ def _select_samples(dtype, rng, nan=True):
     yield S(make_array(rng, (0, 3), dtype), 1)
     yield S(make_array(rng, (0, 3), dtype), 0)  # empty reduced dim
     yield S(_distinct(rng, (3,), dtype), 1)  # out of range
-    if nan and dtype in FLOATS:
+    if nan and dtype in NAN:
         a = _distinct(rng, (3, 5), dtype)
         a[0, 1] = a[2, 0] = a[2, 3] = np.nan
         yield S(a, 1)
@@ -88,7 +91,7 @@ def _scan_samples(dtype, rng):
 def _cummax_samples(dtype, rng):
     yield from _scan_samples(dtype, rng)
     yield S(make_array(rng, (4, 9), dtype, 0, 3), 1)  # many ties
-    if dtype in FLOATS:
+    if dtype in NAN:
         a = make_array(rng, (2, 7), dtype)
         a[0, 2] = a[0, 5] = a[1, 0] = np.nan
         yield S(a, 1)
@@ -100,7 +103,7 @@ def _sort_samples(dtype, rng):
         yield S(a, 0)
         yield S(a, -1, True)
     yield S(make_array(rng, (3, 4), dtype), 2)  # out of range
-    if dtype in FLOATS:
+    if dtype in NAN:
         a = make_array(rng, (3, 6), dtype, 0, 3)
         a[0, 1] = a[0, 4] = a[2, 0] = np.nan
         yield S(a)
@@ -115,7 +118,7 @@ def _topk_samples(dtype, rng):
     yield S(_distinct(rng, (), dtype), 1)
     yield S(make_array(rng, (0, 3), dtype), 2)
     yield S(_distinct(rng, (3,), dtype), 4)  # k out of range
-    if dtype in FLOATS:
+    if dtype in NAN:
         a = _distinct(rng, (3, 5), dtype)
         a[0, 1] = a[2, 0] = np.nan
         yield S(a, 2)
@@ -123,12 +126,15 @@ def _topk_samples(dtype, rng):
 
 
 def _var_samples(dtype, rng):
-    yield from _reduce(dtype, rng)
+    # float64 leaves out the zero-degrees-of-freedom samples (NaN results) for gradcheck
+    finite = dtype == "float64"
+    yield from (s for s in _reduce(dtype, rng) if not (finite and _ndim(s.args[0]) == 0))
     a = make_array(rng, (3, 4), dtype)
     yield S(a, correction=0)
     yield S(a, dim=1, correction=2, keepdim=True)
     yield S(a, dim=(0, 1), unbiased=False)
-    yield S(make_array(rng, (1, 4), dtype), dim=0)  # zero degrees of freedom
+    if not finite:
+        yield S(make_array(rng, (1, 4), dtype), dim=0)  # zero degrees of freedom
 
 
 def _unique_samples(dtype, rng):
@@ -220,55 +226,114 @@ def _logical_empty_dims(dtype, rng):
     yield S(make_array(rng, (2, 3), dtype, 0, 2), dim=[], keepdim=True)
 
 
+def _zeros_samples(dtype, rng):
+    """Products with zeros: one zero, two zeros in a slice, zeros in a row only."""
+    a = make_array(rng, (3, 5), dtype, 1, 3)
+    a[0, 2] = 0
+    b = a.copy()
+    b[1, 1] = b[1, 3] = 0
+    for x in (a, b):
+        yield S(x)
+        yield S(x, 1)
+        yield S(x, 0, keepdim=True)
+    yield S(np.zeros((4,), dtype))
+    yield S(make_array(rng, (), dtype), 0)
+
+
+def _prod_zeros(lib, a, *args, **kw):
+    return lib.prod(a, *args, **kw)
+
+
+def _cumprod_zeros(lib, a, *args, **kw):
+    return lib.cumprod(a, args[0] if args else -1)
+
+
+def _ties(dtype, rng):
+    """Integer-valued floats with many ties (and a slice that is all one value)."""
+    a = make_array(rng, (3, 6), "int64", 0, 3).astype(dtype)
+    a[2] = 1
+    yield S(a)
+
+
+def _ties_ops(lib, a):
+    return (a.max(), a.min(), a.max(1).values, a.amax(1), a.amin(), a.median(),
+            a.nanmedian(1).values, lib.aminmax(a, dim=1).max, a.cummax(1).values,
+            a.cummin(0).values, a.sort(1, descending=True).values, a.mode(1).values)
+
+
 def _sorted_topk(lib, a, *args, **kw):
     # sorted=False leaves the order unspecified: compare the sorted values
     return lib.topk(a, *args, sorted=False, **kw).values.sort().values
 
 
 OPS = [
+    OpInfo("prod_zeros", _prod_zeros, _zeros_samples, dtypes=("float32", "float64"),
+           covers=("prod",), grad=True),
+    OpInfo("cumprod_zeros", _cumprod_zeros, _zeros_samples, dtypes=("float32", "float64"),
+           covers=("cumprod",), grad=True),
+    # ties: torch's tie-breaking in gradients; not smooth there, so no gradcheck
+    OpInfo("reduction_ties", _ties_ops, _ties, dtypes=("float32", "float64"), grad=True,
+           gradcheck=False),
     OpInfo("sum", lambda lib, a, **kw: lib.sum(a, **kw), _reduce, dtypes=ALL,
-           covers=("Tensor.sum",)),
+           covers=("Tensor.sum",),
+           grad=True),
     OpInfo("sum_dtype", lambda lib, a, **kw: a.sum(dtype=lib.float64, **kw), _reduce,
-           dtypes=("int32", "float16")),
+           dtypes=("int32", "float16"),
+           grad=True),
     OpInfo("sum_dtype_int", lambda lib, a: lib.sum(a, 0, dtype=lib.int32),
            lambda d, r: [S(make_array(r, (4, 3), d))], dtypes=("float32",)),
     OpInfo("sum_out", lambda lib, a: lib.sum(a, 1, out=lib.empty(0, dtype=a.dtype)),
            lambda d, r: [S(make_array(r, (4, 3), d))], dtypes=("float32",)),
     OpInfo("nansum", lambda lib, a, **kw: lib.nansum(a, **kw), _reduce, dtypes=ALL,
-           covers=("Tensor.nansum",)),
+           covers=("Tensor.nansum",),
+           grad=True),
     OpInfo("prod", lambda lib, a, **kw: lib.prod(a, **kw),
            lambda d, r: (s for s in _reduce(d, r, tuple_dims=False)), dtypes=ALL,
-           covers=("Tensor.prod",), tol={"float16": (4e-3, 1e-2), "bfloat16": (3e-2, 1e-1)}),
+           covers=("Tensor.prod",), tol={"float16": (4e-3, 1e-2), "bfloat16": (3e-2, 1e-1)},
+           grad=True),
     OpInfo("mean", lambda lib, a, **kw: lib.mean(a, **kw), _reduce, dtypes=ALL,
-           covers=("Tensor.mean",)),
+           covers=("Tensor.mean",),
+           grad=True),
     OpInfo("mean_dtype", lambda lib, a: a.mean(dtype=lib.float64),
-           lambda d, r: [S(make_array(r, (4, 3), d))], dtypes=("int32", "float32")),
+           lambda d, r: [S(make_array(r, (4, 3), d))], dtypes=("int32", "float32"),
+           grad=True),
     OpInfo("nanmean", lambda lib, a, **kw: lib.nanmean(a, **kw), _reduce, dtypes=ALL,
-           covers=("Tensor.nanmean",)),
+           covers=("Tensor.nanmean",),
+           grad=True),
     OpInfo("var", lambda lib, a, **kw: lib.var(a, **kw), _var_samples, dtypes=ALL,
-           covers=("Tensor.var",)),
+           covers=("Tensor.var",),
+           grad=True),
     OpInfo("std", lambda lib, a, **kw: lib.std(a, **kw), _var_samples, dtypes=ALL,
-           covers=("Tensor.std",)),
+           covers=("Tensor.std",),
+           grad=True),
     OpInfo("std_legacy", lambda lib, a: (lib.std(a, False), a.std(1, True, True),
                                          lib.var(a, 0, False)),
-           lambda d, r: [S(make_array(r, (4, 3), d))], dtypes=FLOATS),
+           lambda d, r: [S(make_array(r, (4, 3), d))], dtypes=FLOATS,
+           grad=True),
     OpInfo("var_mean", lambda lib, a, **kw: lib.var_mean(a, **kw), _var_samples,
-           dtypes=FLOATS + CPLX),
+           dtypes=FLOATS + CPLX,
+           grad=True),
     OpInfo("std_mean", lambda lib, a, **kw: lib.std_mean(a, **kw), _var_samples,
-           dtypes=FLOATS + CPLX),
+           dtypes=FLOATS + CPLX,
+           grad=True),
     OpInfo("max", lambda lib, a, **kw: lib.max(a, **kw),
-           lambda d, r: _reduce(d, r, tuple_dims=False), dtypes=ALL, covers=("Tensor.max",)),
+           lambda d, r: _reduce(d, r, tuple_dims=False), dtypes=ALL, covers=("Tensor.max",),
+           grad=True),
     OpInfo("min", lambda lib, a, **kw: a.min(**kw), lambda d, r: _reduce(d, r, tuple_dims=False),
-           dtypes=ALL, covers=("Tensor.min", "min")),
+           dtypes=ALL, covers=("Tensor.min", "min"),
+           grad=True),
     OpInfo("max_binary", lambda lib, a, b: (lib.max(a, b), a.min(b)), _minmax_binary,
            dtypes=("float32", "int64")),
     OpInfo("amax", lambda lib, a, **kw: lib.amax(a, **kw), _reduce, dtypes=ALL,
-           covers=("Tensor.amax",)),
+           covers=("Tensor.amax",),
+           grad=True),
     OpInfo("amin", lambda lib, a, **kw: a.amin(**kw), _reduce, dtypes=ALL,
-           covers=("Tensor.amin", "amin")),
+           covers=("Tensor.amin", "amin"),
+           grad=True),
     OpInfo("aminmax", lambda lib, a, **kw: lib.aminmax(a, **kw),
            lambda d, r: _reduce(d, r, tuple_dims=False), dtypes=ALL,
-           covers=("Tensor.aminmax",)),
+           covers=("Tensor.aminmax",),
+           grad=True),
     OpInfo("argmax", lambda lib, a, **kw: lib.argmax(a, **kw),
            lambda d, r: _reduce(d, r, tuple_dims=False), dtypes=ALL,
            covers=("Tensor.argmax",)),
@@ -288,55 +353,78 @@ OPS = [
            covers=("Tensor.count_nonzero",)),
     OpInfo("logsumexp", lambda lib, a, **kw: lib.logsumexp(a, **kw),
            lambda d, r: (s for s in _reduce(d, r) if "dim" in s.kwargs), dtypes=ALL,
-           covers=("Tensor.logsumexp",)),
+           covers=("Tensor.logsumexp",),
+           grad=True),
     OpInfo("logsumexp_inf", lambda lib, a: lib.logsumexp(a, 1),
            lambda d, r: [S(np.array([[np.inf, 1.0], [-np.inf, -np.inf], [2.0, 1e4]], d))],
-           dtypes=("float64",)),
+           dtypes=("float64",),
+           grad=True, gradcheck=False),  # infinite inputs: finite differences give NaN
     OpInfo("cumsum", lambda lib, a, d: lib.cumsum(a, d), _scan_samples, dtypes=ALL,
-           covers=("Tensor.cumsum",)),
+           covers=("Tensor.cumsum",),
+           grad=True),
     OpInfo("cumsum_dtype", lambda lib, a, d: a.cumsum(d, dtype=lib.float32), _scan_samples,
-           dtypes=("int32", "float64")),
+           dtypes=("int32", "float64"),
+           grad=True, gradcheck=False),  # a float32 output is too coarse for eps=1e-6
     OpInfo("Tensor.cumsum_", lambda lib, a, d: a.clone().cumsum_(d), _scan_samples,
-           dtypes=NONBOOL),
+           dtypes=NONBOOL,
+           grad=True),
     OpInfo("cumprod", lambda lib, a, d: lib.cumprod(a, d), _scan_samples, dtypes=ALL,
-           covers=("Tensor.cumprod",)),
+           covers=("Tensor.cumprod",),
+           grad=True),
     OpInfo("Tensor.cumprod_", lambda lib, a, d: a.clone().cumprod_(d), _scan_samples,
-           dtypes=("int32", "float32")),
+           dtypes=("int32", "float32"),
+           grad=True),
     OpInfo("cummax", lambda lib, a, d: lib.cummax(a, d), _cummax_samples, dtypes=ALL,
-           covers=("Tensor.cummax",)),
+           covers=("Tensor.cummax",),
+           grad=True),
     OpInfo("cummin", lambda lib, a, d: a.cummin(d), _cummax_samples, dtypes=ALL,
-           covers=("Tensor.cummin", "cummin")),
+           covers=("Tensor.cummin", "cummin"),
+           grad=True),
     OpInfo("logcumsumexp", lambda lib, a, d: lib.logcumsumexp(a, d), _scan_samples,
-           dtypes=REALS, covers=("Tensor.logcumsumexp",)),
+           dtypes=REALS, covers=("Tensor.logcumsumexp",),
+           grad=True),
     OpInfo("sort", lambda lib, a, *args, **kw: lib.sort(a, *args, **kw), _sort_samples,
-           dtypes=ALL, covers=("Tensor.sort",)),
+           dtypes=ALL, covers=("Tensor.sort",),
+           grad=True),
     OpInfo("sort_stable", lambda lib, a, *args, **kw: a.sort(stable=True, **kw), _sort_samples,
-           dtypes=("int64", "float32")),
+           dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("argsort", lambda lib, a, *args, **kw: lib.argsort(a, *args, **kw), _sort_samples,
            dtypes=ALL, covers=("Tensor.argsort",)),
     OpInfo("msort", lambda lib, a, *args, **kw: lib.msort(a), _sort_samples, dtypes=ALL,
-           covers=("Tensor.msort",)),
+           covers=("Tensor.msort",),
+           grad=True),
     OpInfo("topk", lambda lib, a, *args, **kw: lib.topk(a, *args, **kw), _topk_samples,
-           dtypes=NONBOOL + CPLX, covers=("Tensor.topk",)),
-    OpInfo("topk_unsorted", _sorted_topk, _topk_samples, dtypes=("int64", "float32")),
+           dtypes=NONBOOL + CPLX, covers=("Tensor.topk",),
+           grad=True),
+    OpInfo("topk_unsorted", _sorted_topk, _topk_samples, dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("kthvalue", lambda lib, a, d, **kw: lib.kthvalue(a, 2 if a.numel() > 1 else 1, d,
                                                             **kw),
-           _select_samples, dtypes=NONBOOL, covers=("Tensor.kthvalue",)),
+           _select_samples, dtypes=NONBOOL, covers=("Tensor.kthvalue",),
+           grad=True),
     OpInfo("kthvalue_k", lambda lib, a, k: a.kthvalue(k),
            lambda d, r: [S(_distinct(r, (3, 4), d), k) for k in (1, 4, 0, 5)],
-           dtypes=("float32",)),
+           dtypes=("float32",),
+           grad=True),
     OpInfo("median", lambda lib, a, d, **kw: lib.median(a, d, **kw), _select_samples,
-           dtypes=ALL, covers=("Tensor.median",)),
+           dtypes=ALL, covers=("Tensor.median",),
+           grad=True),
     OpInfo("median_all", lambda lib, a, **kw: a.median(), lambda d, r: _arrays_samples(d, r),
-           dtypes=ALL),
+           dtypes=ALL,
+           grad=True),
     OpInfo("nanmedian", lambda lib, a, d, **kw: lib.nanmedian(a, d, **kw), _select_samples,
-           dtypes=ALL, covers=("Tensor.nanmedian",)),
+           dtypes=ALL, covers=("Tensor.nanmedian",),
+           grad=True),
     OpInfo("nanmedian_all", lambda lib, a: a.nanmedian(), lambda d, r: _arrays_samples(d, r),
-           dtypes=FLOATS + ("int64",)),
+           dtypes=FLOATS + ("int64",),
+           grad=True),
     OpInfo("mode", lambda lib, a, *args, **kw: lib.mode(a, *args, **kw), _mode_samples,
-           dtypes=ALL, covers=("Tensor.mode",)),
+           dtypes=ALL, covers=("Tensor.mode",),
+           grad=True),
     OpInfo("mode_long_rows", _mode_checked, lambda d, r: [S(make_array(r, (6, 40), d, 0, 4))],
-           dtypes=("int64", "float32")),
+           dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("unique", lambda lib, a, **kw: lib.unique(a, **kw), _unique_samples, dtypes=ALL,
            covers=("Tensor.unique",)),
     OpInfo("unique_consecutive", lambda lib, a, **kw: lib.unique_consecutive(a, **kw),
@@ -346,5 +434,6 @@ OPS = [
     OpInfo("histc", lambda lib, a, **kw: lib.histc(a, **kw), _histc_samples, dtypes=REALS,
            covers=("Tensor.histc",)),
     OpInfo("diff", lambda lib, a, **kw: lib.diff(a, **kw), _diff_samples, dtypes=ALL,
-           covers=("Tensor.diff",)),
+           covers=("Tensor.diff",),
+           grad=True),
 ]
