@@ -84,12 +84,14 @@ def _check_inplace_allowed(self):
 
 
 def _snapshot_saved_self(node, self):
-    # The node computed self's new value from its old one; keep the old values it saved.
+    # The node computed self's new value from its old one; keep the old value it saved,
+    # as a recorded clone so that double backward still sees its history.
     saved = node._saved
     if saved:
         for k, v in saved.items():
             if isinstance(v, SavedTensor) and v._tensor is self:
-                saved[k] = SavedTensor(wrap(self._data.copy()))
+                from .copying import clone
+                saved[k] = SavedTensor(clone(self))
 
 
 def rebase_history(self, node):

@@ -138,7 +138,9 @@ def mul(input, other, *, out=None):
     except ValueError:
         raise broadcast_error(x, y) from None
     if needs_grad(input, other):
-        record(r, MulBackward0, (input, other), self=input, other=other)
+        # like torch, keep each operand only if the other one's gradient needs it
+        record(r, MulBackward0, (input, other), self=input if _requires(other) else None,
+               other=other if _requires(input) else None)
     return r if out is None else finish(r, out)
 
 
@@ -150,8 +152,14 @@ class MulBackward0(Node):
         return ga, gb
 
 
+def _requires(v):
+    return isinstance(v, Tensor) and v._requires_grad
+
+
 def _conj(v):
-    return v.conj() if isinstance(v, Tensor) and v.dtype.is_complex else v
+    if isinstance(v, Tensor):
+        return v.conj() if v.dtype.is_complex else v
+    return v.conjugate() if isinstance(v, complex) else v
 
 
 multiply = mul
@@ -194,9 +202,11 @@ def div(input, other, *, rounding_mode=None, out=None):
     r = wrap(r)
     if needs_grad(input, other):
         if rounding_mode is None:
-            record(r, DivBackward0, (input, other), self=input, other=other)
+            # self is only needed for other's gradient; other is needed for both
+            record(r, DivBackward0, (input, other), self=input if _requires(other) else None,
+                   other=other)
         else:  # rounding makes the result piecewise constant
-            record(r, DivBackward1, (input, other), rounding_mode=rounding_mode)
+            record(r, DivBackward2, (input, other), rounding_mode=rounding_mode)
     return finish(r, out)
 
 
@@ -210,9 +220,11 @@ class DivBackward0(Node):
         return ga, gb
 
 
-class DivBackward1(Node):
+class DivBackward2(Node):
     def backward(self, grad):
-        return grad * 0, None if self.next_functions[1][0] is None else grad * 0
+        z = _zeros_like(grad)
+        return (None if self.next_functions[0][0] is None else z,
+                None if self.next_functions[1][0] is None else z)
 
 
 def _any_zero(y):
@@ -468,6 +480,30 @@ arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
+def _inplace_without_derivative(op, node_name):
+    """``op_`` whose history torch records as a node that refuses to backpropagate."""
+    def backward(node, grad):
+        raise NotImplementedError(f"the derivative for 'inplace version of {op.__name__}' is "
+                                  "not implemented.")
+    node_cls = type(node_name, (Node,), {"backward": backward, "__module__": __name__})
+
+    def inplace(self):
+        r = op(self)
+        if r.grad_fn is not None:
+            record(r, node_cls, (self,))
+        return assign_inplace(self, r)
+    inplace.__name__ = inplace.__qualname__ = op.__name__ + "_"
+    inplace.__doc__ = f"In-place version of :func:`{op.__name__}`."
+    return inplace
+
+
+# torch has no derivative for these three in-place forms (their formulas need the input)
+for _fn in (asinh, acosh, atanh):
+    _ip = _inplace_without_derivative(_fn, _fn.__name__.capitalize() + "Backward1")
+    setattr(Tensor, _fn.__name__ + "_", _ip)
+    setattr(Tensor, "arc" + _fn.__name__ + "_", _ip)
+
+
 def _deg2rad(a):
     return a * a.dtype.type(_PI / 180)
 
@@ -594,7 +630,21 @@ def logit(input, eps=None, *, out=None):
         p = xp.clip(p, lo, float(dt.np.type(1 - lo))).astype(p.dtype, copy=False)
     with xp.errstate(all="ignore"):
         r = xp.log(p / (1 - p))
-    return finish(wrap(result_array(r, dt)), out)
+    r = wrap(result_array(r, dt))
+    if needs_grad(input):
+        record(r, LogitBackward0, (input,), self=input, eps=eps)
+    return finish(r, out)
+
+
+class LogitBackward0(Node):
+    """1 / (p (1 - p)); outside [eps, 1 - eps] zero (with eps) or NaN (without)."""
+
+    def backward(self, grad):
+        p, eps = self._saved_self, self._saved_eps
+        g = grad / (p * (1 - p))
+        if eps is None:
+            return where((p < 0) | (p > 1), float("nan"), g)
+        return where((p < eps) | (p > 1 - eps), 0, g)
 
 
 register_inplace(logit)
@@ -602,8 +652,30 @@ register_inplace(logit)
 
 # ----------------------------------------------------------------------------- rounding, sign
 
+class _ZeroGrad(Node):
+    """Piecewise-constant ops: torch's gradient is zero everywhere."""
+
+    def backward(self, grad):
+        return _zeros_like(grad)
+
+
+def _zero_grad_node(name):
+    return type(name, (_ZeroGrad,), {"__module__": __name__})
+
+
+FloorBackward0 = _zero_grad_node("FloorBackward0")
+CeilBackward0 = _zero_grad_node("CeilBackward0")
+TruncBackward0 = _zero_grad_node("TruncBackward0")
+RoundBackward0 = _zero_grad_node("RoundBackward0")
+RoundBackward1 = _zero_grad_node("RoundBackward1")
+SignBackward0 = _zero_grad_node("SignBackward0")
+_ROUNDING_NODES = {"floor": FloorBackward0, "ceil": CeilBackward0, "trunc": TruncBackward0}
+
+
 def _make_rounding(name, ufunc, doc, aliases=()):
     """floor/ceil/trunc: integers pass through unchanged, bool and complex are refused."""
+    node = _ROUNDING_NODES[name]
+
     def op(input, *, out=None):
         a = input._data
         dt = _by_np[a.dtype]
@@ -615,7 +687,10 @@ def _make_rounding(name, ufunc, doc, aliases=()):
             raise not_implemented_for(name + "_vml", dt)
         else:
             raise NotImplementedError(f"{name} is not supported for complex inputs")
-        return finish(wrap(r), out)
+        r = wrap(r)
+        if needs_grad(input):
+            record(r, node, (input,))
+        return finish(r, out)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     return _register_unary(op, *aliases)
@@ -636,6 +711,7 @@ def round(input, *, decimals=None, out=None):
         if dt._category == 1 and decimals is None:
             return finish(wrap(a.copy()), out)
         raise not_implemented_for("round" if decimals else "round_vml", dt)
+    node = RoundBackward0 if decimals is None else RoundBackward1
     decimals = decimals or 0
     c = compute_array(a)
     with xp.errstate(all="ignore"):
@@ -647,7 +723,10 @@ def round(input, *, decimals=None, out=None):
             r = xp.rint(c / p) * p
         else:
             r = xp.rint(c)
-    return finish(wrap(result_array(r, dt)), out)
+    r = wrap(result_array(r, dt))
+    if needs_grad(input):
+        record(r, node, (input,))
+    return finish(r, out)
 
 
 register_inplace(round)
@@ -661,7 +740,15 @@ def frac(input, *, out=None):
     if dt._category != 2:
         raise not_implemented_for("frac", dt)
     c = compute_array(a)
-    return finish(wrap(result_array(c - xp.trunc(c), dt)), out)
+    r = wrap(result_array(c - xp.trunc(c), dt))
+    if needs_grad(input):
+        record(r, FracBackward0, (input,))
+    return finish(r, out)
+
+
+class FracBackward0(Node):
+    def backward(self, grad):
+        return grad
 
 
 register_inplace(frac)
@@ -682,7 +769,10 @@ def sign(input, *, out=None):
     if dt._category == 3:
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
                                   "numbers. Please use torch.sgn instead.")
-    return finish(wrap(_sign_array(a, dt)), out)
+    r = wrap(_sign_array(a, dt))
+    if needs_grad(input):
+        record(r, SignBackward0, (input,))
+    return finish(r, out)
 
 
 register_inplace(sign)
@@ -694,11 +784,26 @@ def sgn(input, *, out=None):
     a = input._data
     dt = _by_np[a.dtype]
     if dt._category != 3:
-        return finish(wrap(_sign_array(a, dt)), out)
-    m = xp.abs(a)
-    with xp.errstate(all="ignore"):
-        r = xp.where(m == 0, 0, a / m).astype(a.dtype)
-    return finish(wrap(r), out)
+        r = wrap(_sign_array(a, dt))
+    else:
+        m = xp.abs(a)
+        with xp.errstate(all="ignore"):
+            r = wrap(xp.where(m == 0, 0, a / m).astype(a.dtype))
+    if needs_grad(input):
+        record(r, SgnBackward0, (input,), self=input, result=r)
+    return finish(r, out)
+
+
+class SgnBackward0(Node):
+    """Zero for real inputs; for complex z, (g - sgn(z)**2 * conj(g)) / (2|z|) (0 at z = 0)."""
+
+    def backward(self, grad):
+        z = self._saved_self
+        if not z.dtype.is_complex:
+            return _zeros_like(grad)
+        s = self._saved_result
+        m = z.abs()
+        return where(m == 0, 0, (grad - s * s * grad.conj()) / (m * 2))
 
 
 register_inplace(sgn)
@@ -724,7 +829,10 @@ def square(input, *, out=None):
     a = input._data
     if a.dtype == xp.bool_:
         a = a.astype(xp.int64)
-    return finish(wrap(xp.multiply(a, a)), out)
+    r = wrap(xp.multiply(a, a))
+    if needs_grad(input):  # torch records square as pow(input, 2)
+        record(r, PowBackward0, (input,), self=input, exponent=2)
+    return finish(r, out)
 
 
 register_inplace(square)
@@ -744,20 +852,50 @@ def angle(input, *, out=None):
     a = input._data
     dt = _by_np[a.dtype]
     if dt._category == 3:
-        return finish(wrap(xp.angle(a)), out)
-    rt = float_result_dtype(dt)
-    c = a.astype(compute_dtype(rt), copy=False)
-    r = xp.where(c < 0, c.dtype.type(_PI), c.dtype.type(0))
-    if rt._category == 2 and dt._category == 2:
-        r = xp.where(xp.isnan(c), c, r)
-    return finish(wrap(result_array(r, rt)), out)
+        r = wrap(xp.angle(a))
+    else:
+        rt = float_result_dtype(dt)
+        c = a.astype(compute_dtype(rt), copy=False)
+        r = xp.where(c < 0, c.dtype.type(_PI), c.dtype.type(0))
+        if rt._category == 2 and dt._category == 2:
+            r = xp.where(xp.isnan(c), c, r)
+        r = wrap(result_array(r, rt))
+    if needs_grad(input):
+        record(r, AngleBackward0, (input,), self=input)
+    return finish(r, out)
+
+
+class AngleBackward0(Node):
+    """Zero for real inputs; for complex z = x + iy, d angle = (x dy - y dx) / |z|^2."""
+
+    def backward(self, grad):
+        z = self._saved_self
+        if not z.dtype.is_complex:
+            return _zeros_like(z)
+        # the real gradient g maps to g * i z / |z|^2 (0 at z = 0)
+        m2 = (z * z.conj()).real
+        return where(m2 == 0, 0, grad * z * 1j / m2)
 
 
 @register()
 def conj(input):
     """Complex conjugate; real tensors are returned as they are."""
     a = input._data
-    return wrap(xp.conjugate(a)) if a.dtype.kind == "c" else input
+    if a.dtype.kind != "c":
+        return input
+    r = wrap(xp.conjugate(a))
+    if needs_grad(input):
+        record(r, ConjBackward0, (input,))
+    return r
+
+
+class ConjBackward0(Node):
+    def backward(self, grad):
+        return grad.conj()
+
+
+class ConjPhysicalBackward0(ConjBackward0):
+    pass
 
 
 @register()
@@ -766,14 +904,15 @@ def conj_physical(input, *, out=None):
     a = input._data
     if a.dtype.kind != "c":
         return input if out is None else finish(wrap(a), out)
-    return finish(wrap(xp.conjugate(a)), out)
+    r = wrap(xp.conjugate(a))
+    if needs_grad(input):
+        record(r, ConjPhysicalBackward0, (input,))
+    return finish(r, out)
 
 
 def _conj_physical_(self):
-    a = self._data
-    if a.dtype.kind == "c":
-        xp.conjugate(a, out=a)
-        self._bump_version()
+    if self._data.dtype.kind == "c":
+        assign_inplace(self, conj_physical(self))
     return self
 
 
@@ -808,7 +947,15 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         r.imag = _nan_to_num_real(a.imag, nan, hi, lo)
     else:
         r = _nan_to_num_real(a, nan, hi, lo)
-    return finish(wrap(r), out)
+    r = wrap(r)
+    if needs_grad(input):
+        record(r, NanToNumBackward0, (input,), self=input)
+    return finish(r, out)
+
+
+class NanToNumBackward0(Node):
+    def backward(self, grad):
+        return where(self._saved_self.isfinite(), grad, 0)
 
 
 def _nan_to_num_real(a, nan, hi, lo):
@@ -889,25 +1036,95 @@ def _int_or_float_binary(name, kernel, input, other, int_fn, float_fn):
         return wrap(result_array(_apply(float_fn, cx, cy), dt))
 
 
+def _not_differentiable(op):
+    """A node class like torch's ``NotImplemented``: backward through it raises."""
+    def backward(self, *grads):
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return type("NotImplemented", (Node,), {"backward": backward, "__module__": __name__})
+
+
+_FloorDivideNotImplemented = _not_differentiable("floor_divide")
+_RemainderNotImplemented = _not_differentiable("remainder")
+_HeavisideNotImplemented = _not_differentiable("heaviside")
+
+
 @register("__floordiv__")
 def floor_divide(input, other, *, out=None):
     """Division rounded toward -inf (Python's ``//``); integer division by zero raises."""
-    return finish(_int_or_float_binary("floor_divide", "div_floor", input, other,
-                                       xp.floor_divide, xp.floor_divide), out)
+    r = _int_or_float_binary("floor_divide", "div_floor", input, other, xp.floor_divide,
+                             xp.floor_divide)
+    if needs_grad(input, other):
+        record(r, _FloorDivideNotImplemented,
+               tuple(v for v in (input, other) if isinstance(v, Tensor)))
+    return finish(r, out)
 
 
 @register("__mod__")
 def remainder(input, other, *, out=None):
     """Python-style modulus: the result has the sign of the divisor."""
-    return finish(_int_or_float_binary("remainder", "remainder", input, other,
-                                       xp.remainder, xp.remainder), out)
+    r = _int_or_float_binary("remainder", "remainder", input, other, xp.remainder,
+                             xp.remainder)
+    if needs_grad(input, other):
+        if not isinstance(input, Tensor):
+            record(r, _RemainderNotImplemented, (other,))
+        elif isinstance(other, Tensor):
+            record(r, RemainderBackward1, (input, other), self=input, other=other)
+        else:
+            record(r, RemainderBackward0, (input,))
+    return finish(r, out)
 
 
 @register()
 def fmod(input, other, *, out=None):
     """C-style modulus: the result has the sign of the dividend."""
     _tensor_arg("fmod", "input", 1, input)
-    return finish(_int_or_float_binary("fmod", "fmod", input, other, xp.fmod, xp.fmod), out)
+    r = _int_or_float_binary("fmod", "fmod", input, other, xp.fmod, xp.fmod)
+    if needs_grad(input, other):
+        if isinstance(other, Tensor):
+            record(r, FmodBackward1, (input, other), self=input, other=other)
+        else:
+            record(r, FmodBackward0, (input,))
+    return finish(r, out)
+
+
+class RemainderBackward0(Node):
+    def backward(self, grad):
+        return grad
+
+
+class RemainderBackward1(Node):
+    """self - floor(self / other) * other: d/dother = -floor(self / other)."""
+
+    def backward(self, grad):
+        go = None
+        if self.next_functions[1][0] is not None:
+            go = -grad * _rounded_quotient(self, xp.floor_divide)
+        return grad, go
+
+
+class FmodBackward0(RemainderBackward0):
+    pass
+
+
+class FmodBackward1(Node):
+    """self - trunc(self / other) * other: d/dother = -trunc(self / other)."""
+
+    def backward(self, grad):
+        go = None
+        if self.next_functions[1][0] is not None:
+            go = -grad * _rounded_quotient(self, _trunc_divide)
+        return grad, go
+
+
+def _trunc_divide(x, y):
+    return xp.trunc(x / y)
+
+
+def _rounded_quotient(node, fn):
+    # piecewise constant, so a constant tensor (no graph) is its exact derivative
+    x, y, dt = _promoted(node._saved_self, node._saved_other)
+    with xp.errstate(all="ignore"):
+        return wrap(result_array(fn(compute_array(x), compute_array(y)), dt))
 
 
 def __rfloordiv__(self, other):
@@ -951,7 +1168,61 @@ def pow(input, exponent, *, out=None):
                 r = xp.ones_like(y) if input else ~y
             else:
                 raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-    return finish(wrap(r), out)
+    r = wrap(r)
+    if needs_grad(input, exponent):
+        _record_pow(r, input, exponent)
+    return finish(r, out)
+
+
+def _record_pow(r, input, exponent):
+    if not isinstance(exponent, Tensor):
+        record(r, PowBackward0, (input,), self=input, exponent=exponent)
+    elif not isinstance(input, Tensor):
+        record(r, PowBackward2, (exponent,), self=input, exponent=exponent, result=r)
+    else:
+        record(r, PowBackward1, (input, exponent), self=input, exponent=exponent, result=r)
+
+
+class PowBackward0(Node):
+    """tensor ** number: exponent * self ** (exponent - 1) (zero for exponent 0)."""
+
+    def backward(self, grad):
+        e = self._saved_exponent
+        if e == 0:
+            return _zeros_like(grad)
+        return grad * _conj(self._saved_self.pow(e - 1) * e)
+
+
+class PowBackward1(Node):
+    """tensor ** tensor."""
+
+    def backward(self, grad):
+        s, e = self._saved_self, self._saved_exponent
+        gs = ge = None
+        if self.next_functions[0][0] is not None:
+            # exponent 0 has derivative 0 even at base 0 (where the formula gives 0 * inf)
+            gs = where(e == 0, 0, grad * _conj(s.pow(e - 1) * e))
+        if self.next_functions[1][0] is not None:
+            r = self._saved_result
+            ge = grad * _conj(where((s == 0) & (e >= 0), 0, r * s.log()))
+        return gs, ge
+
+
+class PowBackward2(Node):
+    """number ** tensor: result * log(base) (zero for base 0 and exponent >= 0)."""
+
+    def backward(self, grad):
+        base, e, r = self._saved_self, self._saved_exponent, self._saved_result
+        with xp.errstate(all="ignore"):
+            log_base = wrap(xp.log(xp.asarray(base, r._data.dtype)))
+        g = r * log_base
+        if base == 0:
+            g = where(e >= 0, 0, g)
+        return grad * _conj(g)
+
+
+def _zeros_like(t):
+    return wrap(xp.zeros(t._data.shape, t._data.dtype))
 
 
 def _int_pow(x, y, exponent):
@@ -983,6 +1254,10 @@ def float_power(input, exponent, *, out=None):
     """pow computed and returned in double precision (complex128 for complex operands)."""
     cplx = _dtype_of(input)._category == 3 or _dtype_of(exponent)._category == 3
     rt = _dt.complex128 if cplx else _dt.float64
+    if needs_grad(input, exponent):
+        # differentiable casts (ToCopyBackward0, as in torch) and a recorded pow
+        return finish(pow(input.to(rt) if isinstance(input, Tensor) else input,
+                          exponent.to(rt) if isinstance(exponent, Tensor) else exponent), out)
     x = input._data.astype(rt.np) if isinstance(input, Tensor) else input
     y = exponent._data.astype(rt.np) if isinstance(exponent, Tensor) else exponent
     with xp.errstate(all="ignore"):
@@ -1010,16 +1285,35 @@ def _float_binary(name, input, other, fn, *, int_ok=True, kernel=None):
         raise not_implemented_for(kernel or name, dt)
     rt = float_result_dtype(dt)
     ct = compute_dtype(rt)
+    if rt is not dt:
+        # integer operands go straight to floating point, as in torch: first promoting
+        # them to a common integer type (uint8 with int8 -> uint8) would wrap negatives
+        x, y = _as_array(input), _as_array(other)
     with xp.errstate(all="ignore"):
         r = _apply(fn, xp.asarray(x).astype(ct, copy=False), xp.asarray(y).astype(ct, copy=False))
     return wrap(result_array(r, rt))
+
+
+def _as_array(v):
+    return v._data if isinstance(v, Tensor) else xp.asarray(v)
 
 
 @register("arctan2")
 def atan2(input, other, *, out=None):
     """Angle of the point (other, input), in (-pi, pi]."""
     _tensors_only("atan2", input, other)
-    return finish(_float_binary("atan2", input, other, xp.arctan2), out)
+    r = _float_binary("atan2", input, other, xp.arctan2)
+    if needs_grad(input, other):
+        record(r, Atan2Backward0, (input, other), self=input, other=other)
+    return finish(r, out)
+
+
+class Atan2Backward0(Node):
+    def backward(self, grad):
+        y, x = self._saved_self, self._saved_other
+        g = grad / (y * y + x * x)
+        return (g * x if self.next_functions[0][0] is not None else None,
+                -g * y if self.next_functions[1][0] is not None else None)
 
 
 arctan2 = atan2
@@ -1031,7 +1325,17 @@ Tensor.arctan2_ = Tensor.atan2_
 def hypot(input, other, *, out=None):
     """sqrt(input**2 + other**2) without undue overflow; floating dtypes only."""
     _tensors_only("hypot", input, other)
-    return finish(_float_binary("hypot", input, other, xp.hypot, int_ok=False), out)
+    r = _float_binary("hypot", input, other, xp.hypot, int_ok=False)
+    if needs_grad(input, other):
+        record(r, HypotBackward0, (input, other), self=input, other=other, result=r)
+    return finish(r, out)
+
+
+class HypotBackward0(Node):
+    def backward(self, grad):
+        g = grad / self._saved_result
+        return (g * self._saved_self if self.next_functions[0][0] is not None else None,
+                g * self._saved_other if self.next_functions[1][0] is not None else None)
 
 
 register_inplace(hypot)
@@ -1041,7 +1345,30 @@ register_inplace(hypot)
 def copysign(input, other, *, out=None):
     """|input| with the sign of ``other`` (integer inputs become floating)."""
     _tensor_arg("copysign", "input", 1, input)
-    return finish(_float_binary("copysign", input, other, xp.copysign), out)
+    r = _float_binary("copysign", input, other, xp.copysign)
+    if needs_grad(input, other):
+        if isinstance(other, Tensor):
+            record(r, CopysignBackward0, (input, other), self=input, result=r)
+        else:
+            record(r, CopysignBackward1, (input,), self=input, result=r)
+    return finish(r, out)
+
+
+def _copysign_self_grad(node, grad):
+    # d|x|*s/dx = result / x, taken as 0 at x = 0
+    x = node._saved_self
+    return grad * where(x == 0, 0, node._saved_result / x)
+
+
+class CopysignBackward0(Node):
+    def backward(self, grad):
+        go = _zeros_like(grad) if self.next_functions[1][0] is not None else None
+        return _copysign_self_grad(self, grad), go
+
+
+class CopysignBackward1(Node):
+    def backward(self, grad):
+        return _copysign_self_grad(self, grad)
 
 
 register_inplace(copysign)
@@ -1058,7 +1385,40 @@ def xlogy(input, other, *, out=None):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError("xlogy(): expected at least one Tensor argument, got "
                         f"({type(input).__name__}, {type(other).__name__})")
-    return finish(_float_binary("xlogy", input, other, _xlogy), out)
+    r = _float_binary("xlogy", input, other, _xlogy)
+    if needs_grad(input, other):
+        if not isinstance(input, Tensor):
+            record(r, XlogyBackward1, (other,), self=input, other=other)
+        elif not isinstance(other, Tensor):
+            record(r, XlogyBackward2, (input,), self=input, other=other)
+        else:
+            record(r, XlogyBackward0, (input, other), self=input, other=other)
+    return finish(r, out)
+
+
+class XlogyBackward0(Node):
+    """d/dx = log(y) (0 where x = 0); d/dy = x / y."""
+
+    def backward(self, grad):
+        x, y = self._saved_self, self._saved_other
+        gx = _xlogy_self_grad(grad, x, y) if self.next_functions[0][0] is not None else None
+        gy = grad * x / y if self.next_functions[1][0] is not None else None
+        return gx, gy
+
+
+class XlogyBackward1(Node):
+    def backward(self, grad):  # number self, tensor other
+        return grad * self._saved_self / self._saved_other
+
+
+class XlogyBackward2(Node):
+    def backward(self, grad):  # tensor self, number other
+        return _xlogy_self_grad(grad, self._saved_self, self._saved_other)
+
+
+def _xlogy_self_grad(grad, x, y):
+    # log(y), except where x = 0 and log(y) is not finite-real (y <= 0): there 0
+    return where((x == 0) & (y <= 0), 0, xlogy(grad, y))
 
 
 register_inplace(xlogy)
@@ -1077,10 +1437,28 @@ def ldexp(input, other, *, out=None):
     ct = compute_dtype(rt)
     with xp.errstate(all="ignore"):
         r = _apply(_ldexp, x.astype(ct, copy=False), y.astype(ct, copy=False))
-    return finish(wrap(result_array(r, rt)), out)
+    r = wrap(result_array(r, rt))
+    if needs_grad(input, other):
+        record(r, LdexpBackward0, (input, other), other=other, result=r)
+    return finish(r, out)
+
+
+class LdexpBackward0(Node):
+    def backward(self, grad):
+        # torch uses pow(2, other): for integer ``other`` negative powers give 0, like torch
+        gx = grad * pow(2, self._saved_other) if self.next_functions[0][0] is not None else None
+        go = None
+        if self.next_functions[1][0] is not None:
+            go = grad * self._saved_result * _LN2
+        return gx, go
 
 
 register_inplace(ldexp)
+
+
+class FrexpBackward0(Node):
+    def backward(self, grad):  # mantissa = input * 2 ** -exponent
+        return grad / self._saved_exponent.exp2()
 
 
 @register()
@@ -1093,6 +1471,8 @@ def frexp(input, *, out=None):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = xp.frexp(compute_array(a))
     res = return_types.frexp(wrap(result_array(m, dt)), wrap(e.astype(xp.int32)))
+    if needs_grad(input):
+        record(res[0], FrexpBackward0, (input,), exponent=res[1])
     if out is not None:
         finish(res[0], out[0])
         finish(res[1], out[1])
@@ -1108,12 +1488,55 @@ def _minmax(name, ufunc, doc):
             raise RuntimeError(f"{name} not implemented for complex tensors.")
         if dt is _dt.bfloat16:
             x, y = x.astype(xp.float32), y.astype(xp.float32)
-        return finish(wrap(result_array(_apply(ufunc, x, y), dt)), out)
+        r = wrap(result_array(_apply(ufunc, x, y), dt))
+        if needs_grad(input, other):
+            record(r, node, (input, other), self=input, other=other)
+        return finish(r, out)
+    node = _MINMAX_NODES[name]
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     setattr(Tensor, name, op)
     return op
 
+
+class MaximumBackward0(Node):
+    """The larger operand gets the gradient; ties split it evenly (NaN: both get it)."""
+
+    def backward(self, grad):
+        a, b = self._saved_self, self._saved_other
+        half = where(a == b, grad / 2, grad)
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = where(a < b if self._max else a > b, 0, half)
+        if self.next_functions[1][0] is not None:
+            gb = where(a > b if self._max else a < b, 0, half)
+        return ga, gb
+
+    _max = True
+
+
+class MinimumBackward0(MaximumBackward0):
+    _max = False
+
+
+class FmaxBackward0(Node):
+    """All of the gradient to the chosen operand (ties and a NaN other: to input)."""
+    _max = True
+
+    def backward(self, grad):
+        a, b = self._saved_self, self._saved_other
+        first = ((a >= b) if self._max else (a <= b)) | b.isnan()
+        ga = where(first, grad, 0) if self.next_functions[0][0] is not None else None
+        gb = where(first, 0, grad) if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+class FminBackward0(FmaxBackward0):
+    _max = False
+
+
+_MINMAX_NODES = {"maximum": MaximumBackward0, "minimum": MinimumBackward0,
+                 "fmax": FmaxBackward0, "fmin": FminBackward0}
 
 maximum = _minmax("maximum", xp.maximum, "Elementwise maximum; NaN propagates.")
 minimum = _minmax("minimum", xp.minimum, "Elementwise minimum; NaN propagates.")
@@ -1131,8 +1554,10 @@ def heaviside(input, values, *, out=None):
     if input.dtype._category == 3:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     x, v = input._data, values._data
-    r = _apply(lambda a, b: xp.where(a == 0, b, a > 0), x, v).astype(x.dtype)
-    return finish(wrap(r), out)
+    r = wrap(_apply(lambda a, b: xp.where(a == 0, b, a > 0), x, v).astype(x.dtype))
+    if needs_grad(input, values):
+        record(r, _HeavisideNotImplemented, (input, values))
+    return finish(r, out)
 
 
 register_inplace(heaviside)
@@ -1164,7 +1589,29 @@ def lerp(input, end, weight, *, out=None):
             r = xp.where(xp.abs(w) < 0.5, s + w * d, e - d * (1 - w))
         except ValueError:
             raise broadcast_error(s, e if w.ndim == 0 else w) from None
-    return finish(wrap(result_array(r, dt)), out)
+    r = wrap(result_array(r, dt))
+    if needs_grad(input, end, weight):
+        if tensor_w:
+            record(r, LerpBackward1, (input, end, weight), self=input, end=end, weight=weight)
+        else:
+            record(r, LerpBackward0, (input, end), weight=weight)
+    return finish(r, out)
+
+
+class LerpBackward0(Node):
+    def backward(self, grad):
+        w = self._saved_weight
+        return grad * _conj(1 - w), grad * _conj(w)
+
+
+class LerpBackward1(Node):
+    def backward(self, grad):
+        w = self._saved_weight
+        need = [f[0] is not None for f in self.next_functions]
+        gs = grad * _conj(1 - w) if need[0] else None
+        ge = grad * _conj(w) if need[1] else None
+        gw = grad * _conj(self._saved_end - self._saved_self) if need[2] else None
+        return gs, ge, gw
 
 
 def _c_name(dt):
@@ -1209,7 +1656,30 @@ def _broadcast_error3(a, b, c):
 @register()
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2."""
-    return finish(_addc("addcmul", input, tensor1, tensor2, value, xp.multiply), out)
+    r = _addc("addcmul", input, tensor1, tensor2, value, xp.multiply)
+    if needs_grad(input, tensor1, tensor2):
+        record(r, AddcmulBackward0, (input, tensor1, tensor2), tensor1=tensor1, tensor2=tensor2,
+               value=value)
+    return finish(r, out)
+
+
+class AddcmulBackward0(Node):
+    def backward(self, grad):
+        v = self._saved_value
+        need = [f[0] is not None for f in self.next_functions]
+        g1 = grad * _conj(self._saved_tensor2 * v) if need[1] else None
+        g2 = grad * _conj(self._saved_tensor1 * v) if need[2] else None
+        return grad if need[0] else None, g1, g2
+
+
+class AddcdivBackward0(Node):
+    def backward(self, grad):
+        v = self._saved_value
+        t1, t2 = self._saved_tensor1, self._saved_tensor2
+        need = [f[0] is not None for f in self.next_functions]
+        g1 = grad * _conj(v / t2) if need[1] else None
+        g2 = -grad * _conj(t1 * v / (t2 * t2)) if need[2] else None
+        return grad if need[0] else None, g1, g2
 
 
 @register()
@@ -1224,7 +1694,11 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all "
                            "dtypes.")
-    return finish(_addc("addcdiv", input, tensor1, tensor2, value, xp.true_divide), out)
+    r = _addc("addcdiv", input, tensor1, tensor2, value, xp.true_divide)
+    if needs_grad(input, tensor1, tensor2):
+        record(r, AddcdivBackward0, (input, tensor1, tensor2), tensor1=tensor1, tensor2=tensor2,
+               value=value)
+    return finish(r, out)
 
 
 register_inplace(addcmul)
@@ -1251,6 +1725,16 @@ def _bound(v, dt, ct):
 @register("clip")
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max]; either bound may be None, a number or a tensor."""
+    r = _clamp(input, min, max)
+    if needs_grad(input, min, max):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            record(r, ClampBackward0, (input, min, max), self=input, min=min, max=max)
+        else:
+            record(r, ClampBackward1, (input,), self=input, min=min, max=max)
+    return finish(r, out)
+
+
+def _clamp(input, min, max):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dt = _dt.result_dtype(input, *(v for v in (min, max) if v is not None))
@@ -1272,7 +1756,40 @@ def clamp(input, min=None, max=None, *, out=None):
     if max is not None:
         hi = _bound(max, dt, ct)
         r = _apply(xp.minimum, r, hi)
-    return finish(wrap(result_array(xp.asarray(r), dt)), out)
+    return wrap(result_array(xp.asarray(r), dt))
+
+
+def _clamp_input_grad(grad, x, lo, hi):
+    # the bounds themselves get gradient 1 (torch's subgradient choice)
+    if lo is None:
+        return where(x <= hi, grad, 0)
+    if hi is None:
+        return where(x >= lo, grad, 0)
+    return where((x >= lo) & (x <= hi), grad, 0)
+
+
+class ClampBackward1(Node):
+    """Number bounds: the gradient passes where min <= input <= max."""
+
+    def backward(self, grad):
+        return _clamp_input_grad(grad, self._saved_self, self._saved_min, self._saved_max)
+
+
+class ClampBackward0(Node):
+    """Tensor bounds: each element's gradient goes to whichever of input/min/max it came from."""
+
+    def backward(self, grad):
+        x, lo, hi = self._saved_self, self._saved_min, self._saved_max
+        need = [f[0] is not None for f in self.next_functions]
+        gx = _clamp_input_grad(grad, x, lo, hi) if need[0] else None
+        glo = ghi = None
+        if lo is not None and need[1]:
+            from_lo = x < lo if hi is None else (x < lo) & (lo < hi)
+            glo = where(from_lo, grad, 0)
+        if hi is not None and need[2]:
+            from_hi = x > hi if lo is None else (x > hi) | (hi < lo)
+            ghi = where(from_hi, grad, 0)
+        return gx, glo, ghi
 
 
 clip = clamp
@@ -1281,13 +1798,49 @@ clip = clamp
 @register()
 def clamp_min(input, min, *, out=None):
     """clamp(input, min=min)."""
-    return clamp(input, min, None, out=out)
+    r = _clamp(input, min, None)
+    if needs_grad(input, min):
+        if isinstance(min, Tensor):
+            record(r, ClampMinBackward1, (input, min), self=input, min=min)
+        else:
+            record(r, ClampMinBackward0, (input,), self=input, min=min)
+    return finish(r, out)
 
 
 @register()
 def clamp_max(input, max, *, out=None):
     """clamp(input, max=max)."""
-    return clamp(input, None, max, out=out)
+    r = _clamp(input, None, max)
+    if needs_grad(input, max):
+        if isinstance(max, Tensor):
+            record(r, ClampMaxBackward1, (input, max), self=input, max=max)
+        else:
+            record(r, ClampMaxBackward0, (input,), self=input, max=max)
+    return finish(r, out)
+
+
+class ClampMinBackward0(Node):
+    def backward(self, grad):
+        return where(self._saved_self >= self._saved_min, grad, 0)
+
+
+class ClampMinBackward1(Node):
+    def backward(self, grad):
+        x, lo = self._saved_self, self._saved_min
+        glo = where(x < lo, grad, 0) if self.next_functions[1][0] is not None else None
+        return where(x >= lo, grad, 0), glo
+
+
+class ClampMaxBackward0(Node):
+    def backward(self, grad):
+        return where(self._saved_self <= self._saved_max, grad, 0)
+
+
+class ClampMaxBackward1(Node):
+    def backward(self, grad):
+        x, hi = self._saved_self, self._saved_max
+        ghi = where(x > hi, grad, 0) if self.next_functions[1][0] is not None else None
+        return where(x <= hi, grad, 0), ghi
 
 
 for _fn in (clamp, clamp_min, clamp_max):
@@ -1530,7 +2083,20 @@ def where(condition, input=None, other=None, *, out=None):
         raise RuntimeError(f"The size of tensors do not match: condition {list(c.shape)}, "
                            f"input {list(x.shape)}, other {list(y.shape)} cannot be "
                            f"broadcast together") from None
-    return finish(wrap(r), out)
+    r = wrap(r)
+    if needs_grad(input, other):
+        record(r, WhereBackward0, (input, other), condition=condition)
+    return finish(r, out)
+
+
+class WhereBackward0(Node):
+    def backward(self, grad):
+        c = self._saved_condition
+        if c.dtype is not _dt.bool_:
+            c = c != 0
+        gi = where(c, grad, 0) if self.next_functions[0][0] is not None else None
+        go = where(c, 0, grad) if self.next_functions[1][0] is not None else None
+        return gi, go
 
 
 def _tensor_where(self, condition, other):

@@ -127,6 +127,8 @@ def to_lib(lib, x):
 def to_numpy(t):
     """Values of a torch or glasstorch tensor as a float64/complex128/bool NumPy array."""
     t = t.detach()
+    if getattr(t, "_is_zerotensor", lambda: False)():
+        t = torch.zeros(t.shape, dtype=t.dtype)  # torch's lazily-zero gradients
     name = str(t.dtype).split(".")[-1]
     if name == "bool":
         return np.asarray(t.cpu().numpy() if hasattr(t, "cpu") else t.numpy())
@@ -214,6 +216,8 @@ GRAD_DTYPES = ("float32", "float64")
 
 def _leaf_and_arg(lib, x):
     """(argument, leaf): the leaf requires grad; the argument may be a view of it."""
+    if isinstance(x, (T, E)) and not _is_float_array(x.arr):
+        return to_lib(lib, x), None
     if isinstance(x, T):
         leaf = to_lib(lib, np.ascontiguousarray(x.arr.transpose())).requires_grad_()
         return leaf.permute(*reversed(range(leaf.dim()))), leaf
@@ -303,6 +307,8 @@ def run_grad_sample(info, dtype, sample, rng):
 
 def _rebuild_arg(sample_arg, leaf, it):
     """Re-apply a sample's layout marker to (perturbed) leaves, in leaf order."""
+    if isinstance(sample_arg, (T, E)) and not _is_float_array(sample_arg.arr):
+        return to_lib(glasstorch, sample_arg)
     if isinstance(sample_arg, T):
         lf = next(it)
         return lf.permute(*reversed(range(lf.dim())))

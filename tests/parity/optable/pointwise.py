@@ -3,7 +3,7 @@
 import ml_dtypes
 import numpy as np
 
-from ..harness import ALL, FLOATS, NUMBERS, REALS, E, OpInfo, S, T, make_array
+from ..harness import ALL, F32, FLOATS, NUMBERS, REALS, E, OpInfo, S, T, make_array
 from ..samples import binary, mixed_dtype_pairs, unary
 
 
@@ -47,9 +47,9 @@ OPS = [
                    "Tensor.divide", "Tensor.true_divide"),
            grad=True),
     OpInfo("div_trunc", lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"),
-           _nonzero_divisor, dtypes=REALS[1:]),
+           _nonzero_divisor, dtypes=REALS[1:], grad=True),
     OpInfo("div_floor", lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),
-           _nonzero_divisor, dtypes=REALS[1:]),
+           _nonzero_divisor, dtypes=REALS[1:], grad=True),
     OpInfo("rdiv", lambda lib, a, b: 2 / a, lambda d, r: unary(d, r, 1, 5), dtypes=REALS[1:],
            covers=("Tensor.__rtruediv__",),
            grad=True),
@@ -171,14 +171,43 @@ def _unary_ops():
         ("bitwise_not", _unary_special, ()),
     ]
     for name, samples, aliases in table:
+        grad = name not in _NOT_DIFFERENTIABLE and name != "sgn"
+        # NaN/inf samples: compared with torch's gradients, but finite differences are
+        # ill-posed there, so gradcheck runs on the smooth "-grad" entries below instead
         ops.append(OpInfo(name, _fn_and_method(name, *aliases), samples, dtypes=ALL,
-                          covers=_covers(name, aliases)))
-        ops.append(OpInfo(f"Tensor.{name}_", _inplace(name), samples, dtypes=_IP))
+                          covers=_covers(name, aliases), grad=grad,
+                          gradcheck=samples is not _unary_special))
+        if name in ("asinh", "acosh", "atanh"):  # torch: the in-place derivative raises
+            ops.append(OpInfo(f"Tensor.{name}_-backward", _inplace_backward(name),
+                              _ranged(1.5, 3) if name == "acosh" else _ranged(-0.9, 0.9)))
+            grad = False
+        ops.append(OpInfo(f"Tensor.{name}_", _inplace(name), samples, dtypes=_IP, grad=grad))
+        grad = name not in _NOT_DIFFERENTIABLE and name != "sgn"
+        if grad and samples is _unary_special:
+            ops.append(OpInfo(f"{name}-grad", _fn_and_method(name, *aliases), unary,
+                              dtypes=("float64",), grad=True))
     for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit",
                  "angle", "positive", "conj_physical", "resolve_conj", "resolve_neg"):
+        grad = name not in _NOT_DIFFERENTIABLE
         ops.append(OpInfo(name, _fn_and_method(name), _unary_special, dtypes=ALL,
-                          covers=_covers(name, inplace=False)))
+                          covers=_covers(name, inplace=False), grad=grad, gradcheck=False))
+        if grad:
+            ops.append(OpInfo(f"{name}-grad", _fn_and_method(name), unary,
+                              dtypes=("float64",), grad=True))
     return ops
+
+
+def _sgn_grad(lib, a):
+    # torch's gradient of sgn on real inputs is a ZeroTensor (unreadable by the harness);
+    # adding a second use of the input makes it an ordinary tensor: zeros + w
+    return lib.sgn(a), a.sgn(), a * 1
+
+
+_NOT_DIFFERENTIABLE = {"logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "isposinf",
+                       "isneginf", "isreal", "signbit", "floor_divide", "heaviside", "eq", "ne",
+                       "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+                       "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                       "bitwise_right_shift"}
 
 
 def _with_zero_divisor(dtype, rng):
@@ -240,15 +269,74 @@ def _binary_ops():
         ("bitwise_left_shift", _shift_samples, ()), ("bitwise_right_shift", _shift_samples, ()),
     ]
     for name, samples, aliases in table:
+        grad = name not in _NOT_DIFFERENTIABLE
+        # float16 x bfloat16 pairs: torch multiplies by a 0-d half operand in float32 while
+        # glasstorch rounds it to the promoted dtype first; the one-ulp difference exceeds
+        # the float32 gradient tolerance, so these ops check gradients in their -grad entry
+        main_grad = grad and name not in _HALF_MIX
         ops.append(OpInfo(name, _fn_and_method(name, *aliases), samples, dtypes=ALL,
-                          covers=_covers(name, aliases)))
+                          covers=_covers(name, aliases), grad=main_grad, gradcheck=False))
         if name not in ("maximum", "minimum", "fmax", "fmin"):  # torch has no in-place form
-            ops.append(OpInfo(f"Tensor.{name}_", _inplace(name), samples, dtypes=_IP))
+            ops.append(OpInfo(f"Tensor.{name}_", _inplace(name), samples, dtypes=_IP,
+                              grad=main_grad))
+        if grad:
+            ops.append(OpInfo(f"{name}-grad", _fn_and_method(name, *aliases),
+                              _grad_samples(_SMOOTH_BINARY.get(name, _smooth_binary)),
+                              dtypes=F32, grad=True))
     ops.append(OpInfo("float_power", _fn_and_method("float_power"), _pow_samples, dtypes=ALL,
-                      covers=_covers("float_power")))
+                      covers=_covers("float_power"), grad=True, gradcheck=False))
     ops.append(OpInfo("Tensor.float_power_", _inplace("float_power"), _pow_samples,
-                      dtypes=("float32", "float64", "int64", "complex128")))
+                      dtypes=("float32", "float64", "int64", "complex128"), grad=True,
+                      gradcheck=False))
+    ops.append(OpInfo("float_power-grad", _fn_and_method("float_power"), _smooth_pow,
+                      dtypes=("float32", "float64"), grad=True))
     return ops
+
+
+_HALF_MIX = {"pow", "atan2", "hypot", "xlogy"}
+
+
+def _grad_samples(smooth):
+    """float64: smooth samples (gradcheck runs); float32: also NaN/inf and promotions."""
+    def samples(dtype, rng):
+        yield from smooth(dtype, rng)
+        if dtype == "float32":
+            yield S(_special(dtype), _special(dtype)[::-1].copy())
+            for s in mixed_dtype_pairs(rng):
+                if {s.args[0].dtype.name, s.args[1].dtype.name} != {"float16", "bfloat16"}:
+                    yield s
+    return samples
+
+
+def _smooth_binary(dtype, rng):
+    """Finite, well-separated operands (no ties, no zeros) for finite-difference checks."""
+    yield from binary(dtype, rng, 0.5, 3, -3, -0.5)
+    yield S(make_array(rng, (3,), dtype, -3, 3), make_array(rng, (3,), dtype, 4, 6))
+
+
+def _smooth_pow(dtype, rng):
+    yield from binary(dtype, rng, 0.5, 3, -3, 3)
+    yield S(make_array(rng, (3,), dtype, -3, 3), 2)
+    yield S(make_array(rng, (3,), dtype, -3, 3), 0)
+    yield S(make_array(rng, (3,), dtype, 0.5, 3), -1.5)
+    if dtype == "float32":  # float32 base, float64 exponent: promotion through the grads
+        yield S(make_array(rng, (3,), dtype, 0.5, 3), make_array(rng, (3,), "float64"))
+
+
+def _smooth_ldexp(dtype, rng):
+    # torch's gradient for negative integer exponents is 0 (it uses integer 2 ** other), so
+    # those are only compared with torch (float32), never finite-differenced
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (4,), "int64",
+                                                       -3 if dtype == "float32" else 0, 3))
+    yield S(make_array(rng, (3, 4), dtype), make_array(rng, (3, 1), dtype, -3, 3))
+    yield S(T(make_array(rng, (4, 3), dtype)), make_array(rng, (), dtype, -3, 3))
+
+
+def _smooth_xlogy(dtype, rng):
+    yield from binary(dtype, rng, -3, 3, 0.5, 4)
+
+
+_SMOOTH_BINARY = {"pow": _smooth_pow, "ldexp": _smooth_ldexp, "xlogy": _smooth_xlogy}
 
 
 def _ranged_binary(low, high):
@@ -279,6 +367,10 @@ def _dunder_ops():
     ]
     for name, expr, samples, covers in table:
         ops.append(OpInfo(f"Tensor.{name}", _dunder(expr), samples, dtypes=ALL, covers=covers))
+    ops.append(OpInfo("Tensor.__pow__-grad", _dunder(lambda a, b: (a ** b, 2 ** a, 1.5 ** a)),
+                      _grad_samples(_smooth_pow), dtypes=F32, grad=True))
+    ops.append(OpInfo("Tensor.__mod__-grad", _dunder(lambda a, b: a % b), _smooth_binary,
+                      dtypes=F32, grad=True))
     inplace = [
         ("__ifloordiv__", lambda a, b: a.__ifloordiv__(b), _with_zero_divisor),
         ("__imod__", lambda a, b: a.__imod__(b), _with_zero_divisor),
@@ -291,9 +383,10 @@ def _dunder_ops():
     ]
     for name, expr, samples in inplace:
         ops.append(OpInfo(f"Tensor.{name}", lambda lib, a, b, e=expr: (lambda c: (e(c, b), c))(
-            a.clone()), samples, dtypes=_IP))
+            a.clone()), samples, dtypes=_IP, grad=name in ("__ipow__", "__imod__")))
     ops.append(OpInfo("Tensor.__invert__", lambda lib, a: ~a, _unary_special, dtypes=ALL))
-    ops.append(OpInfo("Tensor.__pos__", lambda lib, a: +a, _unary_special, dtypes=ALL))
+    ops.append(OpInfo("Tensor.__pos__", lambda lib, a: +a, _unary_special, dtypes=ALL,
+                      grad=True, gradcheck=False))
     return ops
 
 
@@ -427,6 +520,40 @@ def _logit_eps_samples(dtype, rng):
                      else ("float32" if dtype not in FLOATS else dtype)), eps=1e-3)
 
 
+def _clamp_grad_samples(dtype, rng):
+    """Values away from the bounds (finite differences are ill-posed at them)."""
+    x = np.array([-3.1, -1.7, -0.4, 0.3, 1.2, 2.6, -2.2, 0.9], dtype)
+    yield S(x, -1, 2)
+    yield S(x, None, 0.5)
+    yield S(x.reshape(2, 4), -0.5, None)
+    yield S(x, 2, -2)  # min > max: everything is max
+    lo = np.array([-2.0, -1.0, -0.2, 0.5], dtype)
+    hi = np.array([[1.1], [0.15]], dtype)
+    yield S(x.reshape(2, 4), lo, hi)
+    yield S(T(x.reshape(4, 2)), None, hi.reshape(1, 2) * 3)
+    yield S(x.reshape(2, 4), E(lo[:1], (4,)), None)
+    yield S(x.reshape(2, 4), hi, lo)  # tensor bounds with min > max in places
+
+
+def _backward(lib, fn, a, b):
+    """Backward through ``fn``: torch raises 'derivative ... not implemented' for these."""
+    x = a.clone().requires_grad_()
+    y = b.clone().requires_grad_() if hasattr(b, "requires_grad_") else b
+    return lib.autograd.grad(fn(x, y).sum(), x)
+
+
+def _inplace_backward(name):
+    def fn(lib, a):
+        x = a.clone().requires_grad_()
+        y = getattr(x.clone(), name + "_")()
+        return type(y.grad_fn).__name__, lib.autograd.grad(y.sum(), x)
+    return fn
+
+
+def _backward_of(name):
+    return lambda lib, a, b: _backward(lib, getattr(lib, name), a, b)
+
+
 def _frexp_fn(lib, a):
     m, e = lib.frexp(a)
     m2, e2 = a.frexp()
@@ -439,41 +566,71 @@ def _misc_ops():
         OpInfo("Tensor.where", lambda lib, c, a, b: a.where(c, b),
                lambda d, r: (s for s in _where_samples(d, r) if not isinstance(s.args[1], int)),
                dtypes=("float32", "int64")),
+        # the grad harness makes leaves of T(...) arguments, so no T(bool) condition here
+        OpInfo("where-grad", lambda lib, c, a, b: (lib.where(c, a, b), a.where(c, b))
+               if hasattr(a, "where") else lib.where(c, a, b),
+               lambda d, r: (s for s in _where_samples(d, r) if not isinstance(s.args[0], T)),
+               dtypes=F32, grad=True),
+        OpInfo("where-grad-T", lambda lib, c, a, b: lib.where(c, a, b),
+               lambda d, r: [S(make_array(r, (3, 4), "bool"), T(make_array(r, (4, 3), d)),
+                               E(make_array(r, (1, 4), d), (3, 4)))], dtypes=F32, grad=True),
         OpInfo("clamp", _fn_and_method("clamp", "clip"), _clamp_samples, dtypes=ALL,
-               covers=_covers("clamp", ("clip",))),
-        OpInfo("Tensor.clamp_", _inplace("clamp"), _clamp_samples, dtypes=ALL),
+               covers=_covers("clamp", ("clip",)), grad=True, gradcheck=False),
+        OpInfo("Tensor.clamp_", _inplace("clamp"), _clamp_samples, dtypes=ALL, grad=True,
+               gradcheck=False),
         OpInfo("clamp_min", lambda lib, a, lo, hi: (lib.clamp_min(a, lo), a.clamp_min(lo))
                if lo is not None else lib.clamp(a, lo, hi), _clamp_samples, dtypes=REALS,
-               covers=("Tensor.clamp_min", "Tensor.clamp_min_")),
+               covers=("Tensor.clamp_min", "Tensor.clamp_min_"), grad=True, gradcheck=False),
         OpInfo("clamp_max", lambda lib, a, lo, hi: (lib.clamp_max(a, hi), a.clone().clamp_max_(
             hi)) if hi is not None else lib.clamp(a, lo, hi), _clamp_samples, dtypes=REALS,
-               covers=("Tensor.clamp_max", "Tensor.clamp_max_")),
+               covers=("Tensor.clamp_max", "Tensor.clamp_max_"), grad=True, gradcheck=False),
+        OpInfo("clamp-grad", _fn_and_method("clamp"), _clamp_grad_samples, dtypes=F32,
+               grad=True),
+        OpInfo("clamp_min-grad", _fn_and_method("clamp_min"),
+               lambda d, r: (S(s.args[0], s.args[1]) for s in _clamp_grad_samples(d, r)
+                             if s.args[1] is not None), dtypes=F32, grad=True),
+        OpInfo("clamp_max-grad", _fn_and_method("clamp_max"),
+               lambda d, r: (S(s.args[0], s.args[2]) for s in _clamp_grad_samples(d, r)
+                             if s.args[2] is not None), dtypes=F32, grad=True),
         OpInfo("lerp", _fn_and_method("lerp"), _lerp_samples, dtypes=ALL,
-               covers=_covers("lerp")),
-        OpInfo("Tensor.lerp_", _inplace("lerp"), _lerp_samples, dtypes=FLOATS),
+               covers=_covers("lerp"), grad=True),
+        OpInfo("Tensor.lerp_", _inplace("lerp"), _lerp_samples, dtypes=FLOATS, grad=True),
         OpInfo("addcmul", _fn_and_method("addcmul"), _addc_samples, dtypes=ALL,
-               covers=_covers("addcmul")),
-        OpInfo("Tensor.addcmul_", _inplace("addcmul"), _addc_samples, dtypes=NUMBERS),
+               covers=_covers("addcmul"), grad=True),
+        OpInfo("Tensor.addcmul_", _inplace("addcmul"), _addc_samples, dtypes=NUMBERS,
+               grad=True),
         OpInfo("addcdiv", _fn_and_method("addcdiv"),
                lambda d, r: _addc_samples(d, r, divisor=True), dtypes=ALL,
-               covers=_covers("addcdiv")),
+               covers=_covers("addcdiv"), grad=True),
         OpInfo("Tensor.addcdiv_", _inplace("addcdiv"),
-               lambda d, r: _addc_samples(d, r, divisor=True), dtypes=FLOATS),
+               lambda d, r: _addc_samples(d, r, divisor=True), dtypes=FLOATS, grad=True),
         OpInfo("isclose", _fn_and_method("isclose"), _close_samples, dtypes=ALL,
                covers=("Tensor.isclose",)),
         OpInfo("allclose", _fn_and_method("allclose"), _close_samples, dtypes=ALL,
                covers=("Tensor.allclose",)),
         OpInfo("equal", _fn_and_method("equal"), _equal_samples, dtypes=ALL,
                covers=("Tensor.equal",)),
-        OpInfo("round_decimals", _fn_and_method("round"), _round_dec_samples, dtypes=REALS),
+        OpInfo("round_decimals", _fn_and_method("round"), _round_dec_samples, dtypes=REALS,
+               grad=True, gradcheck=False),  # the samples sit on rounding boundaries
         OpInfo("nan_to_num_args", _fn_and_method("nan_to_num"), _nan_to_num_kw_samples,
-               dtypes=ALL),
-        OpInfo("logit_eps", _fn_and_method("logit"), _logit_eps_samples, dtypes=ALL),
-        OpInfo("frexp", _frexp_fn, _unary_special, dtypes=ALL, covers=("Tensor.frexp",)),
+               dtypes=ALL, grad=True, gradcheck=False),
+        OpInfo("logit_eps", _fn_and_method("logit"), _logit_eps_samples, dtypes=ALL,
+               grad=True),
+        OpInfo("frexp", _frexp_fn, _unary_special, dtypes=ALL, covers=("Tensor.frexp",),
+               grad=True, gradcheck=False),
+        OpInfo("frexp-grad", _frexp_fn, unary, dtypes=("float64",), grad=True),
+        OpInfo("sgn-grad", _sgn_grad, _unary_special, dtypes=("float32",), grad=True),
+        OpInfo("sgn-gradcheck", _sgn_grad, unary, dtypes=("float64",), grad=True),
         OpInfo("conj", lambda lib, a: (lib.conj(a).resolve_conj(), a.conj().resolve_conj()),
-               _unary_special, dtypes=ALL, covers=("Tensor.conj",)),
+               _unary_special, dtypes=ALL, covers=("Tensor.conj",), grad=True,
+               gradcheck=False),
         OpInfo("Tensor.conj_physical_", _inplace("conj_physical"), _unary_special,
                dtypes=ALL),
+        OpInfo("floor_divide-backward", _backward_of("floor_divide"), _smooth_binary,
+               covers=("Tensor.__floordiv__",)),
+        OpInfo("heaviside-backward", _backward_of("heaviside"), _smooth_binary),
+        OpInfo("rmod-backward", lambda lib, a, b: _backward(lib, lambda x, y: 7 % x, a, b),
+               _smooth_binary, covers=("Tensor.__rmod__",)),
         OpInfo("sigmoid_out", lambda lib, a: lib.sigmoid(a, out=lib.empty(0, dtype=a.dtype)),
                lambda d, r: [S(make_array(r, (3,), d))], dtypes=FLOATS),
         OpInfo("eq_out", lambda lib, a, b: lib.eq(a, b, out=lib.empty(0, dtype=lib.bool)),
