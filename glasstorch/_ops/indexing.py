@@ -13,7 +13,21 @@ import warnings
 
 from .._core import dtype as _dt
 from .._tensor import _strided_array
-from ._common import Tensor, finish, register, register_inplace, view_of, wrap, wrap_dim, xp
+from ._common import (
+    Node,
+    Tensor,
+    assign_inplace,
+    finish,
+    needs_grad,
+    record,
+    register,
+    register_inplace,
+    view_of,
+    wrap,
+    wrap_dim,
+    xp,
+)
+from .views import SelectBackward0, SliceBackward0, UnsqueezeBackward0
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_select",
@@ -219,7 +233,7 @@ def _resolve(input, index):
     view = a[tuple(basic)]
     if view.size == 0 and a.size:
         view = _empty_view(input, view, basic)
-    return view, adv, only_mask
+    return view, adv, only_mask, basic
 
 
 def parsed_mask_ndim(parsed):
@@ -302,8 +316,13 @@ def __getitem__(self, index):
         size = a.shape[0]
         if not -size <= index < size:
             raise _oob(index, 0, size)
-        return view_of(self, a[index, ...])
-    view, adv, _ = _resolve(self, index)
+        out = view_of(self, a[index, ...])
+        if needs_grad(self):
+            record(out, SelectBackward0, (self,), self_sym_sizes=self.shape, dim=0, index=index)
+        return out
+    if needs_grad(self):
+        return _getitem_grad(self, index)
+    view, adv, _, _ = _resolve(self, index)
     if not adv:
         return view_of(self, view)
     key, rshape, _ = _adv_index(view, adv)
@@ -382,7 +401,9 @@ def __setitem__(self, index, value):
         return
     if isinstance(value, Tensor) and value is self:
         value = wrap(self._data.copy())
-    view, adv, only_mask = _resolve(self, index)
+    if needs_grad(self, value):
+        return _setitem_grad(self, index, value)
+    view, adv, only_mask, _ = _resolve(self, index)
     if not adv:
         v = _strip_leading_ones(_value_array(self, value, False), view.ndim)
         if v.ndim > view.ndim:
@@ -432,6 +453,179 @@ def _put_advanced(view, adv, v, accumulate):
 
 Tensor.__getitem__ = __getitem__
 Tensor.__setitem__ = __setitem__
+
+
+# ----------------------------------------------------------------------------- autograd
+
+def _basic_tensor(self, index):
+    """Apply the basic part of ``self[index]`` as torch does under autograd: one recorded
+    view op per item (select for ints, slice for non-full slices, unsqueeze for None).
+
+    Returns (tensor, advanced indices, only_mask, whether any view op was applied).
+    """
+    view, adv, only_mask, basic = _resolve(self, index)
+    steps = []
+    cur = self._data
+    dim = 0
+    lead = (slice(None),)
+    for b in basic:
+        if b is Ellipsis:
+            continue
+        if b is None:
+            cur = xp.expand_dims(cur, dim)
+            steps.append((cur, UnsqueezeBackward0, {"dim": dim}))
+            dim += 1
+        elif type(b) is slice:
+            size = cur.shape[dim]
+            start, stop, step = b.indices(size)
+            if not (start == 0 and stop == size and step == 1):
+                sizes = cur.shape
+                cur = cur[lead * dim + (b,)]
+                steps.append((cur, SliceBackward0, {"self_sym_sizes": sizes, "dim": dim,
+                                                    "start": start, "end": max(stop, start),
+                                                    "step": step}))
+            dim += 1
+        else:
+            sizes = cur.shape
+            cur = cur[lead * dim + (b, Ellipsis)]
+            steps.append((cur, SelectBackward0, {"self_sym_sizes": sizes, "dim": dim,
+                                                 "index": b}))
+    if not steps:
+        return self, adv, only_mask, False
+    if not needs_grad(self):
+        return view_of(self, view), adv, only_mask, True
+    t = self
+    last = len(steps) - 1
+    for k, (arr, node, saved) in enumerate(steps):
+        out = view_of(t, view if k == last else arr)
+        if "self_sym_sizes" in saved:
+            saved["self_sym_sizes"] = _size(saved["self_sym_sizes"])
+        record(out, node, (t,), **saved)
+        t = out
+    return t, adv, only_mask, True
+
+
+def _size(shape):
+    from .._tensor import Size
+    return Size(shape)
+
+
+def _getitem_grad(self, index):
+    base, adv, _, stepped = _basic_tensor(self, index)
+    if adv:
+        return _index_adv(base, adv)
+    if stepped:
+        return base
+    out = view_of(self, self._data[...])
+    if type(index) is slice:  # a lone full slice is still a slice op in torch
+        n = self._data.shape[0]
+        record(out, SliceBackward0, (self,), self_sym_sizes=self.shape, dim=0, start=0, end=n,
+               step=1)
+    else:
+        record(out, AliasBackward0, (self,))
+    return out
+
+
+class AliasBackward0(Node):
+    def backward(self, grad):
+        return grad
+
+
+def _index_list(adv):
+    """torch's ``indices`` of an index op: one int64 tensor per indexed dim, None elsewhere."""
+    out = [None] * (adv[-1][0] + 1)
+    for pos, arr in adv:
+        out[pos] = wrap(arr.astype(_int64, copy=False))
+    return tuple(out)
+
+
+def _index_adv(t, adv):
+    """``t[advanced indices]`` (a copy), recorded as IndexBackward0."""
+    view = t._data
+    key, rshape, _ = _adv_index(view, adv)
+    out = wrap(xp.empty(rshape, view.dtype)) if key is None else wrap(_contig(view[key]))
+    if needs_grad(t):
+        record(out, IndexBackward0, (t,), self_sym_sizes=t.shape, indices=_index_list(adv),
+               adv=adv)
+    return out
+
+
+class IndexBackward0(Node):
+    def backward(self, grad):
+        zeros = grad.new_zeros(self._saved_self_sym_sizes)
+        return _index_put_adv(zeros, self._saved_adv, grad, True)
+
+
+def _index_put_adv(target, adv, values, accumulate):
+    """Out-of-place ``index_put`` at parsed advanced indices, recorded as IndexPutBackward0."""
+    res = target._data.copy()
+    _put_advanced(res, adv, values._data, accumulate)
+    out = wrap(res)
+    if needs_grad(target, values):
+        record(out, IndexPutBackward0, (target, values), indices=_index_list(adv),
+               accumulate=accumulate, adv=adv)
+    return out
+
+
+class IndexPutBackward0(Node):
+    def backward(self, grad):
+        adv = self._saved_adv
+        gs = gv = None
+        if self.next_functions[0][0] is not None:
+            gs = grad if self._saved_accumulate else \
+                _index_put_adv(grad, adv, grad.new_zeros(()), False)
+        if self.next_functions[1][0] is not None:
+            gv = _index_adv(grad, adv)
+            vshape = self._input_meta[1][0]
+            if tuple(gv.shape) != vshape:
+                from ..autograd.engine import sum_to
+                stripped = vshape
+                while len(stripped) > gv.dim() and stripped[0] == 1:
+                    stripped = stripped[1:]
+                gv = sum_to(gv, stripped).reshape(vshape)
+        return gs, gv
+
+
+class FillBackward3(Node):
+    def backward(self, grad):
+        gs = grad.new_zeros(grad.shape) if self.next_functions[0][0] is not None else None
+        gv = None
+        if self.next_functions[1][0] is not None:
+            gv = grad.sum().reshape(self._input_meta[1][0])
+        return gs, gv
+
+
+def _setitem_grad(self, index, value):
+    """``self[index] = value`` when autograd records: basic indices write through a view with
+    ``copy_`` (torch's CopySlices), advanced ones go through a recorded ``index_put``."""
+    if isinstance(value, Tensor) and value is self:
+        value = value.clone()
+    base, adv, only_mask, _ = _basic_tensor(self, index)
+    if not adv:
+        v = _strip_leading_ones(_value_array(self, value, False), base._data.ndim)
+        if v.ndim > base._data.ndim:
+            raise RuntimeError(f"expand({v.shape}, size={list(base.shape)}): the number of "
+                               f"sizes provided ({base._data.ndim}) must be greater or equal to "
+                               f"the number of dimensions in the tensor ({v.ndim})")
+        try:
+            xp.broadcast_shapes(v.shape, base._data.shape)
+        except ValueError:
+            raise _expand_error(v.shape, base._data.shape) from None
+        if v.ndim == 0:  # torch fills with a number or a 0-d tensor (FillBackward3)
+            result = wrap(xp.broadcast_to(v, base._data.shape).copy())
+            record(result, FillBackward3, (base, value))
+            assign_inplace(base, result)
+            return
+        src = value if value._data.shape == v.shape else value.reshape(v.shape)
+        base.copy_(src)
+        return
+    if isinstance(value, Tensor):
+        if not (only_mask and value._data.size == 1):
+            _value_array(self, value, True)  # torch's dtype check
+        values = value if value.dtype is self.dtype else value.to(self.dtype)
+    else:
+        values = wrap(_value_array(self, value, True))
+    assign_inplace(base, _index_put_adv(base, adv, values, False))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -490,11 +684,22 @@ def index_select(input, dim, index, *, out=None):
     if a.ndim == 0:
         if idx.size != 1 or int(idx[0]) != 0:
             raise IndexError("index out of range in self")
-        return finish(wrap(a.copy()), out)
-    size = a.shape[d]
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
-        raise IndexError("index out of range in self")
-    return finish(wrap(_contig(xp.take(a, idx, axis=d))), out)
+        r = wrap(a.copy())
+    else:
+        size = a.shape[d]
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
+            raise IndexError("index out of range in self")
+        r = wrap(_contig(xp.take(a, idx, axis=d)))
+    if needs_grad(input):
+        record(r, IndexSelectBackward0, (input,), self_sym_sizes=input.shape, dim=d,
+               index=index)
+    return finish(r, out)
+
+
+class IndexSelectBackward0(Node):
+    def backward(self, grad):
+        full = grad.new_zeros(self._saved_self_sym_sizes)
+        return full.index_add(self._saved_dim, self._saved_index, grad)
 
 
 def _check_gather_shapes(a, idx, d, name):
@@ -523,11 +728,21 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     idx = index._data
     _check_gather_shapes(a, idx, d, "gather")
     if idx.size == 0:
-        return finish(wrap(xp.empty(idx.shape, a.dtype)), out)
-    a1, i1 = _as_1d(a), _as_1d(idx)
-    i1 = _bounds(i1, a1.shape[d], d)
-    r = a1[_grid(i1, d)]
-    return finish(wrap(_contig(r.reshape(idx.shape))), out)
+        r = wrap(xp.empty(idx.shape, a.dtype))
+    else:
+        a1, i1 = _as_1d(a), _as_1d(idx)
+        i1 = _bounds(i1, a1.shape[d], d)
+        r = wrap(_contig(a1[_grid(i1, d)].reshape(idx.shape)))
+    if needs_grad(input):
+        record(r, GatherBackward0, (input,), self=input, dim=d, index=index,
+               sparse_grad=sparse_grad)
+    return finish(r, out)
+
+
+class GatherBackward0(Node):
+    def backward(self, grad):
+        zeros = self._saved_self.new_zeros(self._input_meta[0][0]).to(grad.dtype)
+        return zeros.scatter_add(self._saved_dim, self._saved_index, grad)
 
 
 @register()
@@ -538,7 +753,13 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     if dim is None:
         flat = a.reshape(-1)
         i = _bounds(idx.reshape(-1), flat.size, 0)
-        return finish(wrap(flat[i]), out)
+        r = wrap(flat[i])
+        if needs_grad(input):
+            from .views import reshape
+            src = reshape(input, (-1,))
+            record(r, GatherBackward0, (src,), self=src, dim=0, index=wrap(_contig(i)),
+                   sparse_grad=False)
+        return finish(r, out)
     d = wrap_dim(dim, a.ndim)
     if a.ndim != idx.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
@@ -560,7 +781,13 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         raise RuntimeError("ZeroDivisionError")
     # torch 2.13 wraps indices along ``dim`` modulo its size (no bounds error)
     ii = xp.broadcast_to(xp.mod(idx, max(a.shape[d], 1)), bi)
-    return finish(wrap(_contig(xp.take_along_axis(aa, ii, d))), out)
+    r = wrap(_contig(xp.take_along_axis(aa, ii, d)))
+    if needs_grad(input):
+        from .views import expand
+        src = expand(input, ba)
+        record(r, GatherBackward0, (src,), self=src, dim=d, index=wrap(_contig(ii)),
+               sparse_grad=False)
+    return finish(r, out)
 
 
 @register()
@@ -576,7 +803,17 @@ def take(input, index, *, out=None):
         if bad is not None:
             raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                              f"elements.")
-    return finish(wrap(flat[idx] if idx.ndim else flat[idx.reshape(1)].reshape(())), out)
+    r = wrap(flat[idx] if idx.ndim else flat[idx.reshape(1)].reshape(()))
+    if needs_grad(input):
+        record(r, TakeBackward0, (input,), self=input, index=index)
+    return finish(r, out)
+
+
+class TakeBackward0(Node):
+    def backward(self, grad):
+        zeros = grad.new_zeros(self._input_meta[0][0])
+        _ = self._saved_self  # torch keeps self; unpacking checks it was not modified
+        return zeros.put(self._saved_index, grad, True)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -636,7 +873,38 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
         _ufunc_at(xp.add, res, coords, vals)
     else:
         _ufunc_at(xp.multiply, res, coords, vals)
-    return finish(wrap(res.reshape(a.shape)), out)
+    r = wrap(res.reshape(a.shape))
+    if needs_grad(input, src):
+        d = wrap_dim(dim, a.ndim)
+        if reduce is not None:
+            record(r, _ScatterReduceNotImplemented, (input, src))
+        elif isinstance(src, Tensor):
+            record(r, ScatterBackward0, (input, src), dim=d, index=index)
+        else:
+            record(r, ScatterBackward1, (input,), dim=d, index=index)
+    return finish(r, out)
+
+
+class ScatterBackward0(Node):
+    def backward(self, grad):
+        d, idx = self._saved_dim, self._saved_index
+        gs = grad.scatter(d, idx, 0) if self.next_functions[0][0] is not None else None
+        gv = grad.gather(d, idx) if self.next_functions[1][0] is not None else None
+        return gs, gv
+
+
+class ScatterBackward1(Node):
+    def backward(self, grad):
+        return grad.scatter(self._saved_dim, self._saved_index, 0)
+
+
+class _ScatterReduceNotImplemented(Node):
+    def name(self):
+        return "ScatterBackward0"
+
+    def backward(self, grad):
+        raise NotImplementedError("the derivative for 'scatter' with a 'reduce' argument is "
+                                  "not implemented")
 
 
 def _ufunc_at(ufunc, res, coords, vals):
@@ -657,7 +925,17 @@ def scatter_add(input, dim, index, src, *, out=None):
         raise TypeError("scatter_add(): argument 'src' must be Tensor")
     a, res, coords, vals = _scatter_prep(input, dim, index, src, "scatter_add")
     _ufunc_at(xp.add, res, coords, vals)
-    return finish(wrap(res.reshape(a.shape)), out)
+    r = wrap(res.reshape(a.shape))
+    if needs_grad(input, src):
+        record(r, ScatterAddBackward0, (input, src), dim=wrap_dim(dim, a.ndim), index=index)
+    return finish(r, out)
+
+
+class ScatterAddBackward0(Node):
+    def backward(self, grad):
+        gv = grad.gather(self._saved_dim, self._saved_index) \
+            if self.next_functions[1][0] is not None else None
+        return grad, gv
 
 
 _REDUCE = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum,
@@ -707,7 +985,55 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
                 work = xp.floor_divide(work, count).astype(dt)
             elif dt != _bool:
                 work = (work / count).astype(work.dtype)
-    return finish(wrap(work.astype(dt, copy=False).reshape(a.shape)), out)
+    r = wrap(work.astype(dt, copy=False).reshape(a.shape))
+    if needs_grad(input, src):
+        record(r, ScatterReduceBackward0, (input, src), self=input, src=src, result=r,
+               dim=wrap_dim(dim, a.ndim), index=index, reduce=reduce, include_self=include_self)
+    return finish(r, out)
+
+
+class ScatterReduceBackward0(Node):
+    """torch's scatter_reduce gradients: sum/mean spread ``grad``; prod divides the product
+    by each factor (with care for zeros); amax/amin share ``grad`` evenly among ties."""
+
+    def backward(self, grad):
+        d, idx, reduce = self._saved_dim, self._saved_index, self._saved_reduce
+        include_self = self._saved_include_self
+        self_, src, result = self._saved_self, self._saved_src, self._saved_result
+        if reduce == "sum":
+            gs, gv = grad, grad.gather(d, idx)
+        elif reduce == "mean":
+            n = grad.new_ones(grad.shape) if include_self else grad.new_zeros(grad.shape)
+            n = n.scatter_add(d, idx, src.new_ones(src.shape).to(grad.dtype))
+            n = n.masked_fill(n == 0, 1)
+            gs = grad / n
+            gv = gs.gather(d, idx)
+        elif reduce == "prod":
+            masked_self = self_.masked_fill(self_ == 0, 1)
+            masked_self_result = masked_self.scatter_reduce(d, idx, src, reduce,
+                                                            include_self=include_self)
+            gs = grad * masked_self_result / masked_self
+            src_zero = src == 0
+            zeros = self_.new_zeros(self_.shape)
+            src_num_zeros = zeros.scatter_add(d, idx, src_zero.to(self_.dtype)).gather(d, idx)
+            src_single_zero = src_zero & (src_num_zeros == 1)
+            masked_src = src.masked_fill(src_single_zero, 1)
+            masked_src_result = self_.scatter_reduce(d, idx, masked_src, reduce,
+                                                     include_self=include_self)
+            from .. import where
+            gv = where(src_single_zero, (grad * masked_src_result).gather(d, idx),
+                       (grad * result).gather(d, idx) / src.masked_fill(src_zero, 1))
+        else:  # amax / amin
+            value = result.gather(d, idx)
+            self_is_result = (self_ == result).to(self_.dtype)
+            src_is_result = (src == value).to(self_.dtype)
+            n = self_is_result.scatter_add(d, idx, src_is_result)
+            distributed = grad / n
+            gs = self_is_result * distributed
+            gv = src_is_result * distributed.gather(d, idx)
+        if not include_self:
+            gs = gs.scatter(d, idx, 0)
+        return gs, gv
 
 
 # ----------------------------------------------------------------------------- index_* ops
@@ -756,7 +1082,27 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     if alpha != 1:
         s1 = (s1 * alpha).astype(a.dtype)
     _ufunc_at(xp.add, res, _along(d, idx, res.ndim), s1)
-    return finish(wrap(res.reshape(a.shape)), out)
+    r = wrap(res.reshape(a.shape))
+    if needs_grad(input, source):
+        record(r, IndexAddBackward0, (input, source), dim=d, index=index, source=source,
+               source_dim=source.dim(), alpha=alpha)
+    return finish(r, out)
+
+
+def _source_grad(grad, dim, index, source_shape):
+    g = grad.index_select(dim, index) if grad.dim() else grad.reshape(1)
+    return g.reshape(source_shape) if tuple(g.shape) != tuple(source_shape) else g
+
+
+class IndexAddBackward0(Node):
+    def backward(self, grad):
+        gv = None
+        if self.next_functions[1][0] is not None:
+            gv = _source_grad(grad, self._saved_dim, self._saved_index,
+                              self._saved_source.shape)
+            if self._saved_alpha != 1:
+                gv = gv * self._saved_alpha
+        return grad, gv
 
 
 @register()
@@ -772,7 +1118,22 @@ def index_copy(input, dim, index, source, *, out=None):
     res = _as_1d(a).copy()
     idx = _bounds(idx, res.shape[d], d, IndexError, "index_copy_(): ")
     res[_along(d, idx, res.ndim)] = _as_1d(s)
-    return finish(wrap(res.reshape(a.shape)), out)
+    r = wrap(res.reshape(a.shape))
+    if needs_grad(input, source):
+        record(r, IndexCopyBackward0, (input, source), dim=d, index=index, source=source,
+               source_dim=source.dim())
+    return finish(r, out)
+
+
+class IndexCopyBackward0(Node):
+    def backward(self, grad):
+        d, idx = self._saved_dim, self._saved_index
+        gs = gv = None
+        if self.next_functions[0][0] is not None:
+            gs = grad.index_fill(d, idx, 0)
+        if self.next_functions[1][0] is not None:
+            gv = _source_grad(grad, d, idx, self._saved_source.shape)
+        return gs, gv
 
 
 @register()
@@ -784,19 +1145,53 @@ def index_fill(input, dim, index, value):
     res = _as_1d(a).copy()
     idx = _bounds(idx, res.shape[d], d, IndexError, negative=True)
     res[_along(d, idx, res.ndim)] = v
-    return wrap(res.reshape(a.shape))
+    r = wrap(res.reshape(a.shape))
+    if needs_grad(input, value):
+        if isinstance(value, Tensor):
+            record(r, IndexFillBackward1, (input, value), dim=d, index=index)
+        else:
+            record(r, IndexFillBackward0, (input,), dim=d, index=index)
+    return r
+
+
+class IndexFillBackward0(Node):
+    def backward(self, grad):
+        return grad.index_fill(self._saved_dim, self._saved_index, 0)
+
+
+class IndexFillBackward1(Node):
+    def backward(self, grad):
+        d, idx = self._saved_dim, self._saved_index
+        gs = grad.index_fill(d, idx, 0) if self.next_functions[0][0] is not None else None
+        gv = None
+        if self.next_functions[1][0] is not None:
+            gv = (grad.index_select(d, idx) if grad.dim() else grad).sum()
+        return gs, gv
 
 
 @register()
 def index_put(input, indices, values, accumulate=False):
     """A copy of ``input`` with ``values`` written (or added) at the tensor ``indices``."""
+    if needs_grad(input, values) and isinstance(indices, (tuple, list)) and all(
+            isinstance(i, Tensor) for i in indices):
+        base, adv, only_mask, stepped = _basic_tensor(input, tuple(indices))
+        if adv and not stepped:
+            res = wrap(input._data.copy())
+            index_put_(res, indices, values.detach(), accumulate)  # torch's checks, values
+            out = _index_put_adv(input, adv, values, accumulate)
+            out._data = res._data
+            return out
     res = wrap(input._data.copy())
+    if isinstance(values, Tensor):
+        values = values.detach()
     return index_put_(res, indices, values, accumulate)
 
 
 @register()
 def index_put_(input, indices, values, accumulate=False):
     """``input[indices] = values`` (or ``+=`` when ``accumulate``), in place."""
+    if needs_grad(input, values):
+        return assign_inplace(input, index_put(input, indices, values, accumulate))
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put_(): argument 'indices' must be tuple of Tensors")
     for n, i in enumerate(indices):
@@ -804,7 +1199,7 @@ def index_put_(input, indices, values, accumulate=False):
             raise TypeError(f"expected Tensor as element {n} in argument 1, but got "
                             f"{type(i).__name__}")
     key = tuple(indices)
-    view, adv, only_mask = _resolve(input, key)
+    view, adv, only_mask, _ = _resolve(input, key)
     v = values._data
     if only_mask and v.size == 1:  # torch dispatches this to masked_fill_, which converts
         v = _scalar_to(_item(v.reshape(())), input._data.dtype)
@@ -851,7 +1246,29 @@ def masked_fill(input, mask, value):
     except ValueError:
         from ._common import broadcast_error
         raise broadcast_error(a, m) from None
-    return wrap(xp.where(m, v, a).astype(a.dtype, copy=False).reshape(shape))
+    r = wrap(xp.where(m, v, a).astype(a.dtype, copy=False).reshape(shape))
+    if needs_grad(input, value):
+        if isinstance(value, Tensor):
+            record(r, MaskedFillBackward1, (input, value), mask=mask)
+        else:
+            record(r, MaskedFillBackward0, (input,), mask=mask)
+    return r
+
+
+class MaskedFillBackward0(Node):
+    def backward(self, grad):
+        return grad.masked_fill(self._saved_mask, 0)
+
+
+class MaskedFillBackward1(Node):
+    def backward(self, grad):
+        mask = self._saved_mask
+        gs = grad.masked_fill(mask, 0) if self.next_functions[0][0] is not None else None
+        gv = None
+        if self.next_functions[1][0] is not None:
+            from .. import where
+            gv = where(mask, grad, grad.new_zeros(())).sum()
+        return gs, gv
 
 
 @register()
@@ -865,6 +1282,8 @@ def masked_fill_(input, mask, value):
     except ValueError:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast "
                            f"shape {list(xp.broadcast_shapes(a.shape, m.shape))}") from None
+    if needs_grad(input, value):
+        return assign_inplace(input, masked_fill(input, mask, value))
     xp.copyto(a, v, where=m)
     input._bump_version()
     return input
@@ -880,7 +1299,18 @@ def masked_select(input, mask, *, out=None):
     except ValueError:
         from ._common import broadcast_error
         raise broadcast_error(a, m) from None
-    return finish(wrap(a[m]), out)
+    r = wrap(a[m])
+    if needs_grad(input):
+        record(r, MaskedSelectBackward0, (input,), self=input, mask=mask)
+    return finish(r, out)
+
+
+class MaskedSelectBackward0(Node):
+    def backward(self, grad):
+        mask = self._saved_mask
+        shape = xp.broadcast_shapes(self._input_meta[0][0], tuple(mask.shape))
+        _ = self._saved_self  # torch keeps self; unpacking checks it was not modified
+        return grad.new_zeros(shape).masked_scatter(mask, grad)
 
 
 def _masked_scatter_into(res, m, s):
@@ -907,12 +1337,39 @@ def masked_scatter(input, mask, source):
         raise broadcast_error(a, m) from None
     res = a.copy()
     _masked_scatter_into(res, m, s)
-    return wrap(res)
+    r = wrap(res)
+    if needs_grad(input, source):
+        record(r, MaskedScatterBackward0, (input, source), mask=mask,
+               source_sym_sizes=source.shape)
+    return r
+
+
+class MaskedScatterBackward0(Node):
+    def backward(self, grad):
+        mask = self._saved_mask
+        gs = grad.masked_fill(mask, 0) if self.next_functions[0][0] is not None else None
+        gv = None
+        if self.next_functions[1][0] is not None:
+            shape = self._saved_source_sym_sizes
+            n = 1
+            for k in shape:
+                n *= k
+            sel = grad.masked_select(mask)
+            if sel.numel() < n:
+                from .rearrange import cat
+                sel = cat([sel, grad.new_zeros(n - sel.numel())])
+            gv = sel.reshape(shape)
+        return gs, gv
 
 
 @register()
 def masked_scatter_(input, mask, source):
     """In-place :func:`masked_scatter`; ``mask`` broadcasts to ``input``."""
+    if needs_grad(input, source):
+        m = mask._data
+        if m.ndim <= input._data.ndim and xp.broadcast_shapes(m.shape, input._data.shape) == \
+                input._data.shape:
+            return assign_inplace(input, masked_scatter(input, mask, source))
     _check_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {}")
     a, m, s = input._data, mask._data, source._data
     if s.dtype != a.dtype:
@@ -934,6 +1391,8 @@ def masked_scatter_(input, mask, source):
 @register()
 def put_(input, index, source, accumulate=False):
     """Write ``source`` into the flattened ``input`` at ``index``, in place."""
+    if needs_grad(input, source):
+        return assign_inplace(input, put(input, index, source, accumulate))
     _check_long(index, "put_(): Expected a long tensor for index, but got {}")
     a, idx, s = input._data, index._data, source._data
     if s.dtype != a.dtype:
@@ -965,7 +1424,23 @@ def put_(input, index, source, accumulate=False):
 @register()
 def put(input, index, source, accumulate=False):
     """Out-of-place :func:`Tensor.put_`."""
-    return put_(wrap(input._data.copy()), index, source, accumulate)
+    r = put_(wrap(input._data.copy()), index, source.detach(), accumulate)
+    if needs_grad(input, source):
+        record(r, PutBackward0, (input, source), index=index, source=source,
+               accumulate=accumulate)
+    return r
+
+
+class PutBackward0(Node):
+    def backward(self, grad):
+        idx = self._saved_index
+        gs = gv = None
+        if self.next_functions[0][0] is not None:
+            gs = grad if self._saved_accumulate else \
+                grad.put(idx, grad.new_zeros(self._saved_source.shape), False)
+        if self.next_functions[1][0] is not None:
+            gv = grad.take(idx).reshape(self._saved_source.shape)
+        return gs, gv
 
 
 # in-place forms of the copy-returning ops above: same checks, result written into self

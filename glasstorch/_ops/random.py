@@ -15,7 +15,19 @@ import warnings
 from .._core import dtype as _dt
 from .._core.device import as_device
 from .._core.random import Generator, default_generator
-from ._common import _SHORT, Tensor, finish, register, size_arg, wrap, xp
+from ._common import (
+    _SHORT,
+    Node,
+    Tensor,
+    assign_inplace,
+    finish,
+    needs_grad,
+    record,
+    register,
+    size_arg,
+    wrap,
+    xp,
+)
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
@@ -278,7 +290,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
     z = _standard_normal(g, shape, dt)
     res = z.astype(xp.float32) * s + m if dt in (_dt.float16, _dt.bfloat16) else z * s + m
-    return finish(wrap(xp.asarray(res).astype(dt.np)), out)
+    r = wrap(xp.asarray(res).astype(dt.np))
+    if needs_grad(mean, std):
+        if mt and st:
+            record(r, NormalBackward3, (mean, std))
+        elif mt:
+            record(r, NormalBackward1, (mean,))
+        else:
+            record(r, NormalBackward2, (std,))
+    return finish(r, out)
 
 
 def _check_prob(p):
@@ -300,7 +320,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     else:
         _check_prob(p)
         probs = p
-    return finish(wrap((g.random(a.shape) < probs).astype(a.dtype)), out)
+    r = wrap((g.random(a.shape) < probs).astype(a.dtype))
+    if needs_grad(input):
+        record(r, BernoulliBackward0 if p is None else NotImplemented, (input,))
+    return finish(r, out)
 
 
 @register()
@@ -347,15 +370,62 @@ def poisson(input, generator=None):
     lam = input._data.astype(xp.float64)
     if lam.size and not (lam >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return wrap(xp.asarray(_np_gen(generator).poisson(lam)).astype(input._data.dtype))
+    r = wrap(xp.asarray(_np_gen(generator).poisson(lam)).astype(input._data.dtype))
+    if needs_grad(input):
+        record(r, PoissonBackward0, (input,))
+    return r
 
 
 # ----------------------------------------------------------------------------- in-place
 
-def _fill(self, arr):
+def _fill(self, arr, node, p=None):
+    if needs_grad(self, p):
+        # recorded like any in-place op (leaf check, rebasing); the gradient is zero
+        result = wrap(xp.broadcast_to(xp.asarray(arr), self._data.shape).astype(
+            self._data.dtype))
+        record(result, node, (self,) if p is None else (self, p))
+        return assign_inplace(self, result)
     xp.copyto(self._data, arr, casting="unsafe")
     self._bump_version()
     return self
+
+
+class _ZeroGrad(Node):
+    """A random op's node: samples do not depend on the parameters differentiably."""
+
+    def backward(self, grad):
+        out = tuple(None if nx is None else grad.new_zeros(m[0])
+                    for (nx, _), m in zip(self.next_functions, self._input_meta))
+        return out if len(out) > 1 else out[0]
+
+
+def _zero_node(name):
+    return type(name, (_ZeroGrad,), {"__slots__": ()})
+
+
+UniformBackward0 = _zero_node("UniformBackward0")
+NormalBackward0 = _zero_node("NormalBackward0")
+NormalBackward1 = _zero_node("NormalBackward1")
+NormalBackward2 = _zero_node("NormalBackward2")
+NormalBackward3 = _zero_node("NormalBackward3")
+RandomBackward0 = _zero_node("RandomBackward0")
+RandomBackward1 = _zero_node("RandomBackward1")
+RandomBackward2 = _zero_node("RandomBackward2")
+ExponentialBackward0 = _zero_node("ExponentialBackward0")
+GeometricBackward0 = _zero_node("GeometricBackward0")
+CauchyBackward0 = _zero_node("CauchyBackward0")
+LogNormalBackward0 = _zero_node("LogNormalBackward0")
+BernoulliBackward0 = _zero_node("BernoulliBackward0")
+BernoulliBackward1 = _zero_node("BernoulliBackward1")
+BernoulliBackward2 = _zero_node("BernoulliBackward2")
+PoissonBackward0 = _zero_node("PoissonBackward0")
+
+
+class NotImplemented(Node):  # noqa: A001 - torch's node name for bernoulli(p=float)
+    __slots__ = ()
+
+    def backward(self, grad):
+        raise RuntimeError("derivative for aten::bernoulli is not implemented")
 
 
 def _continuous(self, name, check_empty=True):
@@ -381,7 +451,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
         u = _uniform01(g, shape, part) + 1j * _uniform01(g, shape, part)
     else:
         u = _uniform01(g, shape, _dt.float32 if dt._category == 2 and dt.itemsize < 4 else dt)
-    return _fill(self, u * (to - from_) + from_ if (from_, to) != (0.0, 1.0) else u)
+    return _fill(self, u * (to - from_) + from_ if (from_, to) != (0.0, 1.0) else u,
+                 UniformBackward0)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -392,26 +463,29 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_std(std)
     z = _standard_normal(_np_gen(generator), self._data.shape,
                          _dt.float32 if dt in (_dt.float16, _dt.bfloat16) else dt)
-    return _fill(self, z * std + mean)
+    return _fill(self, z * std + mean, NormalBackward0)
 
 
 def random_(self, from_=None, to=None, *, generator=None):
     """Fill with integers: ``random_(to)`` on [0, to), ``random_(from, to)`` on [from, to),
     ``random_()`` on [0, dtype max] (for floats: [0, 2**mantissa digits])."""
+    node = RandomBackward0
     if to is None and from_ is not None:
         from_, to = 0, from_
+        node = RandomBackward1
     dt = self.dtype
     if from_ is None:
         if dt.is_complex and to is None:
             if self._data.size:
                 raise _not_impl("random_kernel_cpu", dt)
-            return _fill(self, 0)
+            return _fill(self, 0, RandomBackward2)
+        node = RandomBackward2
         from_ = 0
         if to is None:
             to = (_INT_RANGE[dt][1] if dt in _INT_RANGE else
                   1 << _FLOAT_DIGITS.get(dt, 24)) + 1
     return _fill(self, _random_ints(_np_gen(generator), int(from_), int(to), self._data.shape,
-                                    dt))
+                                    dt), node)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -419,7 +493,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
     _continuous(self, "Exponential", check_empty=False)
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _fill(self, _np_gen(generator).exponential(1.0 / lambd, self._data.shape))
+    return _fill(self, _np_gen(generator).exponential(1.0 / lambd, self._data.shape),
+                 ExponentialBackward0)
 
 
 def geometric_(self, p, *, generator=None):
@@ -428,7 +503,7 @@ def geometric_(self, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     if self.dtype.is_complex:
         raise _not_impl("geometric_cpu", self.dtype)
-    return _fill(self, _np_gen(generator).geometric(p, self._data.shape))
+    return _fill(self, _np_gen(generator).geometric(p, self._data.shape), GeometricBackward0)
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -436,7 +511,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     _continuous(self, "Cauchy")
     if sigma <= 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    return _fill(self, median + sigma * _np_gen(generator).standard_cauchy(self._data.shape))
+    return _fill(self, median + sigma * _np_gen(generator).standard_cauchy(self._data.shape),
+                 CauchyBackward0)
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -445,7 +521,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
         raise _not_impl("log_normal_cpu", self.dtype)
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _fill(self, _np_gen(generator).lognormal(mean, std, self._data.shape))
+    return _fill(self, _np_gen(generator).lognormal(mean, std, self._data.shape),
+                 LogNormalBackward0)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -460,7 +537,9 @@ def bernoulli_(self, p=0.5, *, generator=None):
     else:
         _check_prob(p)
         probs = p
-    return _fill(self, g.random(self._data.shape) < probs)
+    if isinstance(p, Tensor):
+        return _fill(self, g.random(self._data.shape) < probs, BernoulliBackward1, p)
+    return _fill(self, g.random(self._data.shape) < probs, BernoulliBackward2)
 
 
 for _fn in (uniform_, normal_, random_, exponential_, geometric_, cauchy_, log_normal_,

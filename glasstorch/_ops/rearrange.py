@@ -13,18 +13,22 @@ import warnings
 
 from .._core import dtype as _dt
 from .._tensor import Size
+from .._tensor import contiguous_format as _contiguous_format
 from ._common import (
+    Node,
     Tensor,
     assign_inplace,
     finish,
+    needs_grad,
     not_implemented_for,
+    record,
     register,
     view_of,
     wrap,
     wrap_dim,
     xp,
 )
-from .views import expand, narrow, reshape
+from .views import expand, narrow, reshape, unsqueeze
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
            "column_stack", "flip", "fliplr", "flipud", "roll", "rot90", "repeat_interleave",
@@ -77,7 +81,10 @@ def cat(tensors, dim=0, *, out=None):
     # Legacy rule: 1-D empty tensors take part in dtype promotion only.
     kept = [(i, t) for i, t in enumerate(tensors) if t._data.shape != (0,)]
     if not kept:
-        return finish(wrap(xp.empty((0,), dtype=dt.np)), out)
+        r = wrap(xp.empty((0,), dtype=dt.np))
+        if needs_grad(*tensors):
+            record(r, CatBackward0, tuple(tensors), dim=dim)
+        return finish(r, out)
     first = kept[0][1]._data.shape
     d = wrap_dim(dim, len(first))
     for i, t in kept[1:]:
@@ -91,7 +98,25 @@ def cat(tensors, dim=0, *, out=None):
                                    f"Expected size {x} but got size {y} for tensor number "
                                    f"{i} in the list.")
     arrays = _arrays_as([t for _, t in kept], dt)
-    return finish(wrap(xp.concatenate(arrays, axis=d)), out)
+    r = wrap(xp.concatenate(arrays, axis=d))
+    if needs_grad(*tensors):
+        record(r, CatBackward0, tuple(tensors), dim=d)
+    return finish(r, out)
+
+
+class CatBackward0(Node):
+    def backward(self, grad):
+        d = self._saved_dim
+        out = []
+        start = 0
+        for (nx, _), (shape, _) in zip(self.next_functions, self._input_meta):
+            if shape == (0,) and (grad.dim() != 1 or d != 0):  # skipped by the forward
+                out.append(grad.new_zeros(shape) if nx is not None else None)
+                continue
+            n = shape[d]
+            out.append(grad.narrow(d, start, n) if nx is not None else None)
+            start += n
+        return tuple(out)
 
 
 def concat(tensors, dim=0, *, out=None):
@@ -116,7 +141,17 @@ def stack(tensors, dim=0, *, out=None):
                                f"{list(shape)} at entry 0 and {list(t._data.shape)} at entry {i}")
     d = wrap_dim(dim, len(shape) + 1)
     arrays = _arrays_as(tensors, _common_dtype(tensors))
-    return finish(wrap(xp.stack(arrays, axis=d)), out)
+    r = wrap(xp.stack(arrays, axis=d))
+    if needs_grad(*tensors):
+        record(r, StackBackward0, tuple(tensors), dim=d)
+    return finish(r, out)
+
+
+class StackBackward0(Node):
+    def backward(self, grad):
+        d = self._saved_dim
+        return tuple(grad.select(d, i) if nx is not None else None
+                     for i, (nx, _) in enumerate(self.next_functions))
 
 
 def _nonempty(tensors, name):
@@ -201,7 +236,15 @@ def flip(input, *args, dims=None):
     axes = _flip_dims(dims, a.ndim)
     res = _preserve_layout_empty(a)
     xp.copyto(res, xp.flip(a, axes) if axes and a.ndim else a)
-    return wrap(res)
+    r = wrap(res)
+    if needs_grad(input):
+        record(r, FlipBackward0, (input,), dims=axes)
+    return r
+
+
+class FlipBackward0(Node):
+    def backward(self, grad):
+        return grad.flip(self._saved_dims)
 
 
 @register()
@@ -229,14 +272,26 @@ def roll(input, shifts, dims=None):
     if not shifts:
         raise RuntimeError("`shifts` required")
     if not dims and len(shifts) == 1:
-        return wrap(_contig(xp.roll(a.reshape(-1), shifts[0]).reshape(a.shape)))
+        r = wrap(_contig(xp.roll(a.reshape(-1), shifts[0]).reshape(a.shape)))
+        if needs_grad(input):
+            record(r, RollBackward0, (input,), shifts=shifts, dims=dims)
+        return r
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
     if a.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     axes = tuple(wrap_dim(d, a.ndim) for d in dims)
-    return wrap(_contig(xp.roll(a, shifts, axes)))
+    r = wrap(_contig(xp.roll(a, shifts, axes)))
+    if needs_grad(input):
+        record(r, RollBackward0, (input,), shifts=shifts, dims=axes)
+    return r
+
+
+class RollBackward0(Node):
+    def backward(self, grad):
+        dims = self._saved_dims
+        return grad.roll(tuple(-s for s in self._saved_shifts), dims or None)
 
 
 @register()
@@ -252,7 +307,14 @@ def rot90(input, k=1, dims=(0, 1)):
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
-    k %= 4
+    r = _rot90(input.detach() if input._requires_grad else input, k % 4, d0, d1)
+    if needs_grad(input):
+        record(r, Rot90Backward0, (input,), k=k, dims=dims)
+    return r
+
+
+def _rot90(input, k, d0, d1):
+    a = input._data
     if k == 0:
         return wrap(a.copy(order="C"))
     if k == 2:
@@ -260,6 +322,11 @@ def rot90(input, k=1, dims=(0, 1)):
     # a quarter turn is a flip (a fresh tensor) viewed transposed, as in torch
     flipped = flip(input, (d1,) if k == 1 else (d0,))
     return view_of(flipped, xp.swapaxes(flipped._data, d0, d1))
+
+
+class Rot90Backward0(Node):
+    def backward(self, grad):
+        return grad.rot90(-self._saved_k, self._saved_dims)
 
 
 # ----------------------------------------------------------------------------- repeats
@@ -281,7 +348,24 @@ def _repeat(input, *sizes, repeats=None):
     if any(r < 0 for r in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(out_shape)}: {out_shape}")
-    return wrap(_contig(xp.tile(a.reshape(shape), sizes)))
+    r = wrap(_contig(xp.tile(a.reshape(shape), sizes)))
+    if needs_grad(input):
+        record(r, RepeatBackward0, (input,), repeats=sizes, self_sym_sizes=input.shape)
+    return r
+
+
+class RepeatBackward0(Node):
+    def backward(self, grad):
+        sizes = self._saved_repeats
+        in_shape = tuple(self._saved_self_sym_sizes)
+        shape = (1,) * (len(sizes) - len(in_shape)) + in_shape
+        split = []
+        for r, n in zip(sizes, shape):
+            split += [r, n]
+        if 0 in split:
+            return grad.new_zeros(in_shape)
+        g = grad.reshape(split).sum(list(range(0, len(split), 2)))
+        return g.reshape(in_shape)
 
 
 _repeat.__name__ = _repeat.__qualname__ = "repeat"
@@ -314,6 +398,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if output_size is not None and output_size != res.size:
             raise RuntimeError("allocated size does not match required size")
         return wrap(res)
+    if needs_grad(input):
+        return _repeat_interleave_grad(input, repeats, dim, output_size)
     a = input._data
     if dim is None:
         a, d = a.reshape(-1), 0
@@ -345,9 +431,44 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return wrap(_contig(res))
 
 
+def _repeat_interleave_grad(input, repeats, dim, output_size):
+    """repeat_interleave built from recorded ops, as torch does: index_select for a tensor
+    of counts, unsqueeze/expand/clone/view for a single count."""
+    from .. import no_grad
+    with no_grad():  # the forward's checks and result
+        ref = repeat_interleave(input, repeats, dim, output_size=output_size)
+    x = reshape(input, (-1,)) if dim is None else input
+    d = 0 if dim is None else wrap_dim(dim, input._data.ndim)
+    if x._data.ndim == 0:
+        x = reshape(x, (1,))
+    if isinstance(repeats, Tensor):
+        counts = xp.broadcast_to(repeats._data.reshape(-1), (x._data.shape[d],))
+        idx = wrap(xp.repeat(xp.arange(x._data.shape[d]), counts))
+        return x.index_select(d, idx)
+    r = int(repeats)
+    shape = list(x._data.shape)
+    big = shape[:d + 1] + [r] + shape[d + 1:]
+    y = expand(unsqueeze(x, d + 1), big).clone(memory_format=_contiguous_format)
+    out = y.view(shape[:d] + [shape[d] * r] + shape[d + 1:])
+    assert out._data.shape == ref._data.shape
+    return out
+
+
 def narrow_copy(input, dim, start, length):
     """A contiguous copy of ``input.narrow(dim, start, length)``."""
-    return wrap(narrow(input, dim, start, length)._data.copy(order="C"))
+    r = wrap(narrow(input.detach(), dim, start, length)._data.copy(order="C"))
+    if needs_grad(input):
+        d = wrap_dim(dim, input._data.ndim)
+        record(r, NarrowCopyBackward0, (input,), self_sym_sizes=input.shape,
+               dim=d, start=start % max(input._data.shape[d], 1), length=length)
+    return r
+
+
+class NarrowCopyBackward0(Node):
+    def backward(self, grad):
+        full = grad.new_zeros(self._saved_self_sym_sizes)
+        full.narrow(self._saved_dim, self._saved_start, self._saved_length).copy_(grad)
+        return full
 
 
 Tensor.narrow_copy = narrow_copy
@@ -355,7 +476,19 @@ Tensor.narrow_copy = narrow_copy
 
 # ----------------------------------------------------------------------------- triangles
 
+class TrilBackward0(Node):
+    def backward(self, grad):
+        return grad.tril(self._saved_diagonal)
+
+
+class TriuBackward0(Node):
+    def backward(self, grad):
+        return grad.triu(self._saved_diagonal)
+
+
 def _triangle(name, lower):
+    node = TrilBackward0 if lower else TriuBackward0
+
     def fn(input, diagonal=0, *, out=None):
         a = input._data
         if a.ndim < 2:
@@ -364,7 +497,10 @@ def _triangle(name, lower):
         # tri(k) keeps j <= i + k; the upper triangle keeps j >= i + k, i.e. not tri(k - 1)
         mask = xp.tri(n, m, diagonal, dtype=bool) if lower else \
             ~xp.tri(n, m, diagonal - 1, dtype=bool)
-        return finish(wrap(xp.where(mask, a, xp.zeros((), a.dtype))), out)
+        r = wrap(xp.where(mask, a, xp.zeros((), a.dtype)))
+        if needs_grad(input):
+            record(r, node, (input,), diagonal=diagonal)
+        return finish(r, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The {'lower' if lower else 'upper'} triangle of the last two dims "
                   f"(elements on the {'left/below' if lower else 'right/above'} of "
@@ -419,9 +555,16 @@ def diag(input, diagonal=0, *, out=None):
         res = xp.zeros((n, n), a.dtype)
         i = xp.arange(a.shape[0])
         res[i + max(-diagonal, 0), i + max(diagonal, 0)] = a
-        return finish(wrap(res), out)
+        r = wrap(res)
+        if needs_grad(input):
+            record(r, DiagEmbedBackward0, (input,), offset=diagonal, dim1=0, dim2=1)
+        return finish(r, out)
     if a.ndim == 2:
-        return finish(wrap(xp.diagonal(a, diagonal).copy()), out)
+        r = wrap(xp.diagonal(a, diagonal).copy())
+        if needs_grad(input):
+            record(r, DiagonalBackward0_copy, (input,), self_sym_sizes=input.shape,
+                   offset=diagonal, dim1=0, dim2=1)
+        return finish(r, out)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
 
 
@@ -439,13 +582,29 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     res = xp.zeros(a.shape[:-1] + (m, m), a.dtype)
     i = xp.arange(n)
     res[..., i + max(-offset, 0), i + max(offset, 0)] = a
-    return wrap(_contig(xp.moveaxis(res, (-2, -1), (d1, d2))))
+    r = wrap(_contig(xp.moveaxis(res, (-2, -1), (d1, d2))))
+    if needs_grad(input):
+        record(r, DiagEmbedBackward0, (input,), offset=offset, dim1=d1, dim2=d2)
+    return r
+
+
+class DiagEmbedBackward0(Node):
+    def backward(self, grad):
+        return grad.diagonal(self._saved_offset, self._saved_dim1, self._saved_dim2)
+
+
+class DiagonalBackward0_copy(Node):  # noqa: N801 - torch's name
+    def backward(self, grad):
+        full = grad.new_zeros(self._saved_self_sym_sizes)
+        d1, d2, off = self._saved_dim1, self._saved_dim2, self._saved_offset
+        full.diagonal(off, d1, d2).copy_(grad)
+        return full
 
 
 @register()
 def diagflat(input, offset=0):
     """A 2-D matrix with the flattened ``input`` on the ``offset`` diagonal."""
-    return diag(wrap(input._data.reshape(-1)), offset)
+    return diag(reshape(input, (-1,)), offset)
 
 
 def block_diag(*tensors):
@@ -464,7 +623,21 @@ def block_diag(*tensors):
     for t, (h, w) in zip(tensors, shapes):
         res[r:r + h, c:c + w] = t._data.reshape(h, w)
         r, c = r + h, c + w
-    return wrap(res)
+    out = wrap(res)
+    if needs_grad(*tensors):
+        record(out, BlockDiagBackward0, tuple(tensors), shapes=tuple(shapes))
+    return out
+
+
+class BlockDiagBackward0(Node):
+    def backward(self, grad):
+        out = []
+        r = c = 0
+        for (nx, _), (h, w), (shape, _) in zip(self.next_functions, self._saved_shapes,
+                                              self._input_meta):
+            out.append(grad[r:r + h, c:c + w].reshape(shape) if nx is not None else None)
+            r, c = r + h, c + w
+        return tuple(out)
 
 
 # ----------------------------------------------------------------------------- grids, shapes
@@ -542,7 +715,7 @@ def broadcast_tensors(*tensors):
                                    f"tensor b ({y}) at non-singleton dimension "
                                    f"{max(len(shape), len(s)) - i}")
         shape = tuple(broadcast_shapes(shape, s))
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
 def _atleast(nd):
@@ -558,9 +731,11 @@ def _atleast(nd):
             if k >= nd:
                 out.append(t)
             elif nd == 3 and k == 2:
-                out.append(reshape(t, t._data.shape + (1,)))
+                out.append(unsqueeze(t, -1))
             elif nd == 3 and k == 1:
-                out.append(reshape(t, (1,) + t._data.shape + (1,)))
+                out.append(unsqueeze(unsqueeze(t, 0), -1))
+            elif nd == 2 and k == 1:
+                out.append(unsqueeze(t, 0))
             else:
                 out.append(reshape(t, (1,) * (nd - k) + t._data.shape))
         return out[0] if single else tuple(out)
@@ -582,6 +757,8 @@ def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
+    if needs_grad(*tensors):
+        return stack([reshape(g, (-1,)) for g in grids], 1)
     return wrap(xp.stack([g._data.reshape(-1) for g in grids], axis=1))
 
 
@@ -597,4 +774,6 @@ def combinations(input, r=2, with_replacement=False):
     gen = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = xp.array(list(gen(range(a.shape[0]), r)), dtype=xp.int64).reshape(-1, r)
+    if needs_grad(input):
+        return stack([input.index_select(0, wrap(_contig(idx[:, j]))) for j in range(r)], 1)
     return wrap(_contig(a[idx]))

@@ -439,7 +439,8 @@ def _select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(a.shape)} at dimension {d}")
-    return view_of(input, a[(slice(None),) * d + (index,)])
+    # the trailing Ellipsis keeps a 0-d result a view (NumPy gives a scalar copy otherwise)
+    return view_of(input, a[(slice(None),) * d + (index, Ellipsis)])
 
 
 @register()

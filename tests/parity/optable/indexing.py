@@ -225,6 +225,39 @@ def _dup_index_samples(dtype, rng):
     yield S(x, 0, _i(3).reshape(1, 1), make_array(rng, (1, 1), dtype))
 
 
+def _gather_grad_samples(dtype, rng):
+    x = make_array(rng, (3, 4), dtype)
+    yield S(x, 0, rng.integers(0, 3, (2, 4)).astype(I64))
+    yield S(x, 1, rng.integers(0, 4, (3, 6)).astype(I64))
+    yield S(T(make_array(rng, (4, 3), dtype)), -1, rng.integers(-4, 4, (2, 2)).astype(I64))
+    yield S(make_array(rng, (), dtype), 0, np.array(0, I64))
+    yield S(make_array(rng, (5,), dtype), 0, _i(4, 4, 0))
+
+
+def _scatter_grad_samples(dtype, rng):
+    x = make_array(rng, (3, 4), dtype)
+    yield S(x, 0, _perm_index(rng, (2, 4), 0, 3), make_array(rng, (2, 4), dtype))
+    yield S(T(make_array(rng, (4, 3), dtype)), 1, _perm_index(rng, (3, 2), 1, 4),
+            make_array(rng, (3, 2), dtype))
+    yield S(make_array(rng, (), dtype), 0, np.array(0, I64), make_array(rng, (), dtype))
+    yield S(make_array(rng, (5,), dtype), 0, _i(4, 0), make_array(rng, (2,), dtype))
+
+
+def _scatter_grad_samples_noval(dtype, rng):
+    for s in _scatter_grad_samples(dtype, rng):
+        yield S(*s.args[:3])
+
+
+def _scatter_add_grad_samples(dtype, rng):
+    """Repeated targets, distinct values (no ties for amax/amin), src shaped like index."""
+    x = make_array(rng, (3, 4), dtype, 1, 3)
+    yield S(x, 0, rng.integers(0, 3, (5, 4)).astype(I64), make_array(rng, (5, 4), dtype, 1, 3))
+    yield S(x, 1, rng.integers(0, 4, (3, 6)).astype(I64), T(make_array(rng, (3, 6), dtype, 1,
+                                                                           3)))
+    yield S(make_array(rng, (5,), dtype, 1, 3), 0, _i(0, 0, 4), make_array(rng, (3,), dtype,
+                                                                           1, 3))
+
+
 def _scatter_reduce_fn(reduce, include_self):
     def fn(lib, x, dim, index, src):
         return lib.scatter_reduce(x, dim, index, src, reduce, include_self=include_self)
@@ -460,22 +493,46 @@ def _inplace(method):
     return fn
 
 
+
+def _setitem_grad_value(lib, x, idx, value):
+    # a tensor that requires grad written into one that does not
+    z = lib.zeros(x.shape, dtype=x.dtype) + 0.5
+    z[idx] = value * 2
+    return z * x
+
+
+def _setitem_grad_value_samples(dtype, rng):
+    x = make_array(rng, (3, 4), dtype)
+    yield S(x, 0, make_array(rng, (4,), dtype))
+    yield S(x, _i(0, 2), make_array(rng, (2, 4), dtype))
+    yield S(x, (0, _i(1, 3)), make_array(rng, (2,), dtype))
+    yield S(x, _mask((3, 4), rng), make_array(rng, (), dtype))
+    yield S(x, Ellipsis, make_array(rng, (), dtype))
+    yield S(x, (slice(None), slice(1, 3)), make_array(rng, (1, 2), dtype))
+    yield S(x, _i(2, 1), make_array(rng, (4,), dtype))
+
+
 OPS = [
     OpInfo("getitem_basic", _getitem, _basic_index_samples, dtypes=ALL, view=True,
-           covers=("Tensor.__getitem__",)),
+           covers=("Tensor.__getitem__",),
+           grad=True),
     OpInfo("getitem_basic_errors", _getitem, _basic_error_samples, dtypes=("float32",)),
     OpInfo("getitem_advanced", _getitem, _advanced_index_samples,
-           dtypes=("bool", "int64", "float16", "bfloat16", "float32", "complex64"), view=True),
+           dtypes=("bool", "int64", "float16", "bfloat16", "float32", "complex64"), view=True,
+           grad=True),
     OpInfo("getitem_advanced_errors", _getitem, _advanced_error_samples, dtypes=("float32",)),
     OpInfo("setitem", _setitem, _setitem_samples, dtypes=ALL,
-           covers=("Tensor.__setitem__",)),
+           covers=("Tensor.__setitem__",),
+           grad=True),
     OpInfo("setitem_view", _setitem_view, lambda d, r: [
         S(make_array(r, (3, 4), d), 0, make_array(r, (4,), d)),
         S(make_array(r, (3, 4), d), _i(1, 0), 1),
         S(make_array(r, (3, 4), d), (slice(None), _mask((4,), r)), make_array(r, (), d))],
-        dtypes=("int64", "float32")),
+        dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("setitem_cast", _setitem, _setitem_cast_samples,
-           dtypes=("bool", "uint8", "int64", "bfloat16", "float32", "complex128")),
+           dtypes=("bool", "uint8", "int64", "bfloat16", "float32", "complex128"),
+           grad=True),
     OpInfo("index_select", lambda lib, x, d, i: lib.index_select(x, d, i), lambda d, r: [
         S(make_array(r, (3, 4), d), 0, _i(2, 0, 2)),
         S(make_array(r, (3, 4), d), -1, _i(3, 1).astype(np.int32)),
@@ -488,13 +545,15 @@ OPS = [
         S(make_array(r, (3, 4), d), 0, _i(1).reshape(1, 1)),
         S(make_array(r, (3, 4), d), 2, _i(1)),
         S(make_array(r, (3, 4), d), 0, np.array([1.0]))],
-        dtypes=ALL, covers=("Tensor.index_select",)),
+        dtypes=ALL, covers=("Tensor.index_select",),
+           grad=True),
     OpInfo("gather", lambda lib, x, d, i: lib.gather(x, d, i), _gather_samples, dtypes=ALL,
            covers=("Tensor.gather",)),
     OpInfo("scatter", lambda lib, x, d, i, s: lib.scatter(x, d, i, s), _scatter_samples,
            dtypes=ALL, covers=("Tensor.scatter",)),
     OpInfo("scatter_value", lambda lib, x, d, i, v: lib.scatter(x, d, i, value=v),
-           _scatter_value_samples, dtypes=ALL),
+           _scatter_value_samples, dtypes=ALL,
+           grad=True),
     OpInfo("Tensor.scatter_", _inplace("scatter_"), _scatter_samples, dtypes=("int64", "float32")),
     OpInfo("scatter_reduce_add", lambda lib, x, d, i, s: x.scatter(d, i, s, reduce="add"),
            _dup_index_samples, dtypes=("int64", "float32", "float64")),
@@ -512,47 +571,66 @@ OPS = [
            _dup_index_samples, dtypes=("int64", "float32")),
     OpInfo("index_add", lambda lib, x, d, i, s: lib.index_add(x, d, i, s), _index_add_samples,
            dtypes=ALL[1:], covers=("Tensor.index_add",),
-           tol={"float16": (3e-3, 3e-3), "bfloat16": (3e-2, 3e-2)}),
+           tol={"float16": (3e-3, 3e-3), "bfloat16": (3e-2, 3e-2)},
+           grad=True),
     OpInfo("index_add_alpha", lambda lib, x, d, i, s: lib.index_add(x, d, i, s, alpha=2),
-           _index_add_samples, dtypes=("int64", "float32")),
+           _index_add_samples, dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("Tensor.index_add_", _inplace("index_add_"), _index_add_samples,
-           dtypes=("int64", "float32")),
+           dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("index_copy", lambda lib, x, d, i, s: lib.index_copy(x, d, i, s),
-           _index_copy_samples, dtypes=ALL, covers=("Tensor.index_copy",)),
+           _index_copy_samples, dtypes=ALL, covers=("Tensor.index_copy",),
+           grad=True),
     OpInfo("Tensor.index_copy_", _inplace("index_copy_"), _index_copy_samples,
-           dtypes=("int64", "float32")),
+           dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("index_fill", lambda lib, x, d, i, v: lib.index_fill(x, d, i, v),
-           _index_fill_samples, dtypes=ALL, covers=("Tensor.index_fill",)),
+           _index_fill_samples, dtypes=ALL, covers=("Tensor.index_fill",),
+           grad=True),
     OpInfo("Tensor.index_fill_", _inplace("index_fill_"), _index_fill_samples,
-           dtypes=("int64", "float32")),
+           dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("index_put", lambda lib, x, i, v: lib.index_put(x, i, v), _index_put_samples,
-           dtypes=ALL, covers=("Tensor.index_put",)),
+           dtypes=ALL, covers=("Tensor.index_put",),
+           grad=True),
     OpInfo("Tensor.index_put_", _inplace("index_put_"), _index_put_samples,
-           dtypes=("int64", "float32"), covers=("index_put_",)),
+           dtypes=("int64", "float32"), covers=("index_put_",),
+           grad=True),
     OpInfo("index_put_accumulate", lambda lib, x, i, v: x.index_put(i, v, accumulate=True),
            _index_put_acc_samples, dtypes=ALL,
-           tol={"float16": (3e-3, 3e-3), "bfloat16": (3e-2, 3e-2)}),
+           tol={"float16": (3e-3, 3e-3), "bfloat16": (3e-2, 3e-2)},
+           grad=True),
     OpInfo("masked_fill", lambda lib, x, m, v: lib.masked_fill(x, m, v), _masked_fill_samples,
-           dtypes=ALL, covers=("Tensor.masked_fill",)),
+           dtypes=ALL, covers=("Tensor.masked_fill",),
+           grad=True),
     OpInfo("Tensor.masked_fill_", _inplace("masked_fill_"), _masked_fill_inplace_samples,
            dtypes=("bool", "int64", "float16", "float32", "complex64")),
     OpInfo("masked_select", lambda lib, x, m: lib.masked_select(x, m), _masked_select_samples,
-           dtypes=ALL, covers=("Tensor.masked_select",)),
+           dtypes=ALL, covers=("Tensor.masked_select",),
+           grad=True),
     OpInfo("masked_scatter", lambda lib, x, m, s: lib.masked_scatter(x, m, s),
-           _masked_scatter_samples, dtypes=ALL, covers=("Tensor.masked_scatter",)),
+           _masked_scatter_samples, dtypes=ALL, covers=("Tensor.masked_scatter",),
+           grad=True),
     OpInfo("Tensor.masked_scatter_", _inplace("masked_scatter_"), lambda d, r: [
         s for s in _masked_scatter_samples(d, r) if s.args[0].shape == (3, 4)],
-        dtypes=("int64", "float32")),
+        dtypes=("int64", "float32"),
+           grad=True),
     OpInfo("take", lambda lib, x, i: lib.take(x, i), _take_samples, dtypes=ALL,
-           covers=("Tensor.take",)),
+           covers=("Tensor.take",),
+           grad=True),
     OpInfo("take_along_dim", lambda lib, x, i, d: lib.take_along_dim(x, i, d),
-           _take_along_dim_samples, dtypes=ALL, covers=("Tensor.take_along_dim",)),
-    OpInfo("Tensor.put_", _inplace("put_"), _put_samples, dtypes=ALL),
+           _take_along_dim_samples, dtypes=ALL, covers=("Tensor.take_along_dim",),
+           grad=True),
+    OpInfo("Tensor.put_", _inplace("put_"), _put_samples, dtypes=ALL,
+           grad=True),
     OpInfo("put", lambda lib, x, i, s: lib.put(x, i, s), _put_samples,
-           dtypes=("int64", "float32"), covers=("Tensor.put",)),
+           dtypes=("int64", "float32"), covers=("Tensor.put",),
+           grad=True),
     OpInfo("put_accumulate", lambda lib, x, i, s: x.put(i, s, accumulate=True),
            _put_acc_samples, dtypes=("bool", "int64", "float16", "float32", "complex64"),
-           tol={"float16": (3e-3, 3e-3)}),
+           tol={"float16": (3e-3, 3e-3)},
+           grad=True),
     OpInfo("nonzero", lambda lib, x: lib.nonzero(x), _nonzero_samples, dtypes=ALL,
            covers=("Tensor.nonzero",)),
     OpInfo("nonzero_as_tuple", lambda lib, x: lib.nonzero(x, as_tuple=True), _nonzero_samples,
@@ -581,4 +659,39 @@ OPS = [
            dtypes=SORTABLE, covers=("Tensor.bucketize",)),
     OpInfo("bucketize_right", lambda lib, x, b: lib.bucketize(x, b, right=True, out_int32=True),
            _bucketize_samples, dtypes=("int64", "float32")),
+    # gradient-only entries: samples torch can backpropagate through (src no larger than
+    # index, contiguous integer indices)
+    OpInfo("gather_grad", lambda lib, x, d, i: lib.gather(x, d, i), _gather_grad_samples,
+           dtypes=("float32", "float64"), covers=("gather",), grad=True),
+    OpInfo("scatter_grad", lambda lib, x, d, i, s: lib.scatter(x, d, i, s),
+           _scatter_grad_samples, dtypes=("float32", "float64"), covers=("scatter",),
+           grad=True),
+    OpInfo("scatter_value_grad", lambda lib, x, d, i: x.scatter(d, i, 1.5),
+           _scatter_grad_samples_noval, dtypes=("float32", "float64"), covers=("scatter",),
+           grad=True),
+    OpInfo("Tensor.scatter__grad", lambda lib, x, d, i, s: (x * 1).scatter_(d, i, s),
+           _scatter_grad_samples, dtypes=("float32", "float64"), covers=("Tensor.scatter_",),
+           grad=True),
+    OpInfo("scatter_add_grad", lambda lib, x, d, i, s: lib.scatter_add(x, d, i, s),
+           _scatter_add_grad_samples, dtypes=("float32", "float64"), covers=("scatter_add",),
+           grad=True),
+    OpInfo("Tensor.scatter_add__grad", lambda lib, x, d, i, s: (x * 1).scatter_add_(d, i, s),
+           _scatter_add_grad_samples, dtypes=("float32", "float64"),
+           covers=("Tensor.scatter_add_",), grad=True),
+    *[OpInfo(f"scatter_reduce_grad_{r}_{inc}", _scatter_reduce_fn(r, inc),
+             _scatter_add_grad_samples, dtypes=("float32", "float64"),
+             covers=("scatter_reduce",), grad=True)
+      for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)],
+    OpInfo("Tensor.scatter_reduce__grad",
+           lambda lib, x, d, i, s: (x * 1).scatter_reduce_(d, i, s, "mean"),
+           _scatter_add_grad_samples, dtypes=("float32", "float64"),
+           covers=("Tensor.scatter_reduce_",), grad=True),
+    OpInfo("Tensor.masked_fill__grad", lambda lib, x, m, v: (x * 1).masked_fill_(m, v),
+           lambda d, r: [S(make_array(r, (3, 4), d), _mask((3, 4), r), 1.5),
+                         S(make_array(r, (3, 4), d), _mask((4,), r), make_array(r, (), d)),
+                         S(T(make_array(r, (3, 4), d)), _mask((3, 4), r), 0.0)],
+           dtypes=("float32", "float64"), covers=("Tensor.masked_fill_",), grad=True),
+    OpInfo("setitem_grad_value", _setitem_grad_value, _setitem_grad_value_samples,
+           dtypes=("float32", "float64"), covers=("Tensor.__setitem__",), grad=True),
 ]
+
