@@ -17,19 +17,24 @@ from collections import namedtuple
 from .._core import dtype as _dt
 from ._common import (
     _SHORT,
+    Node,
     Tensor,
     binary_operands,
     broadcast_error,
     compute_array,
     compute_dtype,
     finish,
+    needs_grad,
+    record,
     register,
     register_inplace,
     result_array,
+    view_of,
     wrap,
     wrap_dim,
     xp,
 )
+from .views import SqueezeBackward1, UnsafeViewBackward0
 from .views import diagonal as _diagonal_view
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
@@ -151,7 +156,53 @@ def matmul(input, other, *, out=None):
                                f"[{n}, {a.shape[-1]}] but got: [{n}, {b.shape[-2]}].")
     _same_dtype(a, b)
     _no_bool(a, "addmm_impl_cpu_" if db <= 2 else "bmm", b)
+    if needs_grad(input, other):
+        return finish(_matmul_graph(input, other), out)
     return finish(wrap(_product(xp.matmul, a, b)), out)
+
+
+def _unsafe_view(t, shape):
+    """``t`` (a fresh contiguous result) reshaped, recorded as torch's _unsafe_view."""
+    r = wrap(t._data.reshape(shape))
+    if needs_grad(t):
+        record(r, UnsafeViewBackward0, (t,), self_sym_sizes=t.shape)
+    return r
+
+
+class SqueezeBackward4(SqueezeBackward1):
+    pass
+
+
+def _matmul_graph(input, other):
+    """matmul through the recorded primitives torch uses (mm/mv/bmm and views), so the
+    graph has torch's nodes."""
+    da, db = input._data.ndim, other._data.ndim
+    sa, sb = input._data.shape, other._data.shape
+    if da == 2 and db == 2:
+        return mm(input, other)
+    if db == 1:
+        if da == 2:
+            return mv(input, other)
+        return _unsafe_view(mv(input.reshape(_prod(sa[:-1]), sa[-1]), other), sa[:-1])
+    if da == 1 and db == 2:
+        p = mm(input.unsqueeze(0), other)
+        out = view_of(p, p._data.reshape(p._data.shape[1:]))
+        record(out, SqueezeBackward4, (p,), self_sym_sizes=p.shape, dim=0)
+        return out
+    if db == 2:
+        return _unsafe_view(mm(input.reshape(_prod(sa[:-1]), sa[-1]), other),
+                            sa[:-1] + sb[-1:])
+    if da == 1:
+        bt = other.mT
+        return _unsafe_view(mv(bt.reshape(_prod(bt.shape[:-1]), sb[-2]), input),
+                            sb[:-2] + sb[-1:])
+    if da == 2:
+        return _matmul_graph(other.mT, input.mT).mT.contiguous()
+    batch = _batch_shape(sa[:-2], sb[:-2])
+    n = _prod(batch)
+    a3 = input.expand(batch + sa[-2:]).reshape(n, sa[-2], sa[-1])
+    b3 = other.expand(batch + sb[-2:]).reshape(n, sb[-2], sb[-1])
+    return _unsafe_view(bmm(a3, b3), batch + (sa[-2], sb[-1]))
 
 
 def __rmatmul__(self, other):
@@ -177,7 +228,63 @@ def mm(input, mat2, *, out=None):
         raise _mm_error(a.shape, b.shape)
     _same_dtype(a, b)
     _no_bool(a, "addmm_impl_cpu_", b)
-    return finish(wrap(_product(xp.matmul, a, b)), out)
+    r = wrap(_product(xp.matmul, a, b))
+    if needs_grad(input, mat2):
+        record(r, MmBackward0, (input, mat2), self=input, mat2=mat2)
+    return finish(r, out)
+
+
+def _h(t):
+    """The conjugate transpose of the last two dims (a plain transpose view when real)."""
+    return t.mH if t.dtype.is_complex else t.mT
+
+
+def _conj(t):
+    return t.conj() if t.dtype.is_complex else t
+
+
+def _wants(node, i):
+    """Whether input ``i`` of ``node`` needs a gradient (skip the work otherwise)."""
+    return node.next_functions[i][0] is not None
+
+
+def _scale(g, s):
+    return g if s == 1 else g * (s.conjugate() if isinstance(s, complex) else s)
+
+
+class MmBackward0(Node):
+    def backward(self, grad):
+        gs = mm(grad, _h(self._saved_mat2)) if _wants(self, 0) else None
+        gm = mm(_h(self._saved_self), grad) if _wants(self, 1) else None
+        return gs, gm
+
+
+class BmmBackward0(Node):
+    def backward(self, grad):
+        gs = bmm(grad, _h(self._saved_mat2)) if _wants(self, 0) else None
+        gm = bmm(_h(self._saved_self), grad) if _wants(self, 1) else None
+        return gs, gm
+
+
+class MvBackward0(Node):
+    def backward(self, grad):
+        gs = grad.unsqueeze(-1) * _conj(self._saved_vec) if _wants(self, 0) else None
+        gv = mv(_h(self._saved_self), grad) if _wants(self, 1) else None
+        return gs, gv
+
+
+class DotBackward0(Node):
+    def backward(self, grad):
+        gs = grad * _conj(self._saved_tensor) if _wants(self, 0) else None
+        gt = grad * _conj(self._saved_self) if _wants(self, 1) else None
+        return gs, gt
+
+
+class VdotBackward0(Node):
+    def backward(self, grad):
+        gs = _conj(grad) * self._saved_other if _wants(self, 0) else None
+        go = grad * self._saved_self if _wants(self, 1) else None
+        return gs, go
 
 
 def _check_bmm(a, b):
@@ -198,13 +305,24 @@ def bmm(input, mat2, *, out=None):
     """Batched matrix product of (b, n, m) and (b, m, p) tensors; no broadcasting."""
     a, b = input._data, mat2._data
     _check_bmm(a, b)
-    return finish(wrap(_product(xp.matmul, a, b)), out)
+    r = wrap(_product(xp.matmul, a, b))
+    if needs_grad(input, mat2):
+        record(r, BmmBackward0, (input, mat2), self=input, mat2=mat2)
+    return finish(r, out)
 
 
 @register()
 def mv(input, vec, *, out=None):
     """Matrix-vector product."""
     a, v = input._data, vec._data
+    _check_mv(a, v)
+    r = wrap(_product(xp.matmul, a, v))
+    if needs_grad(input, vec):
+        record(r, MvBackward0, (input, vec), self=input, vec=vec)
+    return finish(r, out)
+
+
+def _check_mv(a, v):
     if a.ndim != 2 or v.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     if a.shape[1] != v.shape[0]:
@@ -214,7 +332,6 @@ def mv(input, vec, *, out=None):
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                            f"{_SHORT[_dtype(v)]}, {_SHORT[_dtype(a)]}, and {_SHORT[_dtype(v)]}")
     _no_bool(a, "addmv_impl_cpu", v)
-    return finish(wrap(_product(xp.matmul, a, v)), out)
 
 
 def _check_dot(x, y, name):
@@ -235,7 +352,10 @@ def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors of one dtype."""
     x, y = input._data, tensor._data
     _check_dot(x, y, "dot")
-    return finish(wrap(_product(xp.dot, x, y)), out)
+    r = wrap(_product(xp.dot, x, y))
+    if needs_grad(input, tensor):
+        record(r, DotBackward0, (input, tensor), self=input, tensor=tensor)
+    return finish(r, out)
 
 
 @register()
@@ -243,7 +363,10 @@ def vdot(input, other, *, out=None):
     """Dot product with the first argument conjugated."""
     x, y = input._data, other._data
     _check_dot(x, y, "dot")
-    return finish(wrap(_product(xp.vdot, x, y)), out)
+    r = wrap(_product(xp.vdot, x, y))
+    if needs_grad(input, other):
+        record(r, VdotBackward0, (input, other), self=input, other=other)
+    return finish(r, out)
 
 
 def _same_dtype_scalar(a, b):
@@ -257,6 +380,8 @@ def inner(input, other, *, out=None):
     """Sum product over the last dimension of both inputs (a product when one is 0-d)."""
     a, b = input._data, other._data
     if a.ndim == 0 or b.ndim == 0:
+        if needs_grad(input, other):
+            return finish(input * other, out)
         x, y, dt = binary_operands(input, other)
         return finish(wrap(xp.multiply(x, y)), out)
     if a.shape[-1] != b.shape[-1]:
@@ -264,6 +389,10 @@ def inner(input, other, *, out=None):
                            f"got shapes {list(a.shape)} and {list(b.shape)}")
     _same_dtype_scalar(a, b)
     _no_bool(a, "addmm_impl_cpu_", b)
+    if needs_grad(input, other):
+        k = a.shape[-1]
+        p = mm(input.reshape(_prod(a.shape[:-1]), k), other.reshape(_prod(b.shape[:-1]), k).mT)
+        return finish(p.reshape(a.shape[:-1] + b.shape[:-1]), out)
     return finish(wrap(_product(xp.inner, a, b)), out)
 
 
@@ -274,6 +403,8 @@ def outer(input, vec2, *, out=None):
         if v._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
                                f"{v._data.ndim}-D")
+    if needs_grad(input, vec2):
+        return finish(input.reshape(input._data.shape[0], 1) * vec2, out)
     x, y, dt = binary_operands(input, vec2)
     return finish(wrap(xp.multiply.outer(x, y)), out)
 
@@ -324,7 +455,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     _check_add_dtype(input, a, "self and mat2")
     _no_bool(a, "addmm_impl_cpu_")
     prod = _product(xp.matmul, a, b)
-    return finish(wrap(_combine(input, prod, beta, alpha, _dtype(a), "addmm")), out)
+    r = wrap(_combine(input, prod, beta, alpha, _dtype(a), "addmm"))
+    if needs_grad(input, mat1, mat2):
+        record(r, AddmmBackward0, (input, mat1, mat2), alpha=alpha, beta=beta, mat1=mat1,
+               mat2=mat2)
+    return finish(r, out)
+
+
+class AddmmBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        gi = _scale(grad, self._saved_beta) if _wants(self, 0) else None
+        g1 = _scale(mm(grad, _h(self._saved_mat2)), alpha) if _wants(self, 1) else None
+        g2 = _scale(mm(_h(self._saved_mat1), grad), alpha) if _wants(self, 2) else None
+        return gi, g1, g2
 
 
 @register()
@@ -333,8 +477,22 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if input._data.dtype != mat._data.dtype or mat._data.dtype != vec._data.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                            f"{_SHORT[input.dtype]}, {_SHORT[mat.dtype]}, and {_SHORT[vec.dtype]}")
-    prod = mv(mat, vec)._data
-    return finish(wrap(_combine(input, prod, beta, alpha, mat.dtype, "addmv")), out)
+    _check_mv(mat._data, vec._data)
+    prod = _product(xp.matmul, mat._data, vec._data)
+    r = wrap(_combine(input, prod, beta, alpha, mat.dtype, "addmv"))
+    if needs_grad(input, mat, vec):
+        record(r, AddmvBackward0, (input, mat, vec), alpha=alpha, beta=beta, mat=mat, vec=vec)
+    return finish(r, out)
+
+
+class AddmvBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        gi = _scale(grad, self._saved_beta) if _wants(self, 0) else None
+        gm = _scale(grad.unsqueeze(-1) * _conj(self._saved_vec), alpha) if _wants(self, 1) \
+            else None
+        gv = _scale(mv(_h(self._saved_mat), grad), alpha) if _wants(self, 2) else None
+        return gi, gm, gv
 
 
 @register()
@@ -347,7 +505,20 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                            f"{_TYPE_NAMES[input.dtype]}, batch1: {_TYPE_NAMES[_dtype(a)]}, "
                            f"batch2: {_TYPE_NAMES[_dtype(b)]}")
     prod = _product(xp.matmul, a, b)
-    return finish(wrap(_combine(input, prod, beta, alpha, _dtype(a), "baddbmm")), out)
+    r = wrap(_combine(input, prod, beta, alpha, _dtype(a), "baddbmm"))
+    if needs_grad(input, batch1, batch2):
+        record(r, BaddbmmBackward0, (input, batch1, batch2), alpha=alpha, beta=beta,
+               batch1=batch1, batch2=batch2)
+    return finish(r, out)
+
+
+class BaddbmmBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        gi = _scale(grad, self._saved_beta) if _wants(self, 0) else None
+        g1 = _scale(bmm(grad, _h(self._saved_batch2)), alpha) if _wants(self, 1) else None
+        g2 = _scale(bmm(_h(self._saved_batch1), grad), alpha) if _wants(self, 2) else None
+        return gi, g1, g2
 
 
 @register()
@@ -358,7 +529,27 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _check_add_dtype(input, a, "self and mat2")
     dt = _dtype(a)
     prod = result_array(xp.matmul(compute_array(a), compute_array(b)).sum(axis=0), dt)
-    return finish(wrap(_combine(input, prod, beta, alpha, dt, "addbmm")), out)
+    r = wrap(_combine(input, prod, beta, alpha, dt, "addbmm"))
+    if needs_grad(input, batch1, batch2):
+        record(r, AddbmmBackward0, (input, batch1, batch2), alpha=alpha, beta=beta,
+               batch1=batch1, batch2=batch2)
+    return finish(r, out)
+
+
+class AddbmmBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        gi = _scale(grad, self._saved_beta) if _wants(self, 0) else None
+        g1 = g2 = None
+        if _wants(self, 1):
+            b2 = self._saved_batch2
+            ge = grad.unsqueeze(0).expand((b2.shape[0],) + tuple(grad.shape))
+            g1 = _scale(bmm(ge, _h(b2)), alpha)
+        if _wants(self, 2):
+            b1 = self._saved_batch1
+            ge = grad.unsqueeze(0).expand((b1.shape[0],) + tuple(grad.shape))
+            g2 = _scale(bmm(_h(b1), ge), alpha)
+        return gi, g1, g2
 
 
 @register()
@@ -377,7 +568,21 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     y = vec2._data.astype(compute_dtype(dt), copy=False)
     prod = xp.multiply.outer(x, y)
     inp = wrap(input._data.astype(dt.np, copy=False))
-    return finish(wrap(_combine(inp, prod, beta, alpha, dt, "addr")), out)
+    r = wrap(_combine(inp, prod, beta, alpha, dt, "addr"))
+    if needs_grad(input, vec1, vec2):
+        record(r, AddrBackward0, (input, vec1, vec2), alpha=alpha, beta=beta, vec1=vec1,
+               vec2=vec2)
+    return finish(r, out)
+
+
+class AddrBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        gi = _scale(grad, self._saved_beta) if _wants(self, 0) else None
+        g1 = _scale((grad * _conj(self._saved_vec2)).sum(1), alpha) if _wants(self, 1) else None
+        g2 = _scale((_conj(self._saved_vec1).unsqueeze(1) * grad).sum(0), alpha) \
+            if _wants(self, 2) else None
+        return gi, g1, g2
 
 
 for _fn in (addmm, addmv, baddbmm, addbmm, addr):
@@ -397,6 +602,8 @@ def einsum(equation, *operands):
         # sublist form: einsum(op0, [0, 1], op1, [1, 2], [0, 2])
         args = (equation,) + operands
         n = len(args) // 2
+        if needs_grad(*args[0:2 * n:2]):
+            return einsum(_sublist_equation(args, n), *args[0:2 * n:2])
         arrays = [args[2 * i]._data for i in range(n)]
         dt = arrays[0].dtype
         pairs = [x for i in range(n) for x in (compute_array(arrays[i]), args[2 * i + 1])]
@@ -474,7 +681,84 @@ def einsum(equation, *operands):
         r = xp.einsum(eq, *[a.astype(cd, copy=False) for a in arrays])
     except ValueError as e:
         raise RuntimeError(f"einsum(): {e}") from None
-    return wrap(result_array(xp.asarray(r), dt))
+    r = wrap(result_array(xp.asarray(r), dt))
+    if needs_grad(*operands):
+        spec = _explicit_einsum(terms, rhs if arrow else None, arrays)
+        record(r, EinsumBackward, operands, spec=spec,
+               **{f"op{i}": t for i, t in enumerate(operands)})
+    return r
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist_equation(args, n):
+    def term(sub):
+        return "".join("..." if x is Ellipsis else _LETTERS[x] for x in sub)
+    eq = ",".join(term(args[2 * i + 1]) for i in range(n))
+    return eq + ("->" + term(args[2 * n]) if len(args) > 2 * n else "")
+
+
+def _explicit_einsum(terms, rhs, arrays):
+    """Per-operand letter lists and the output's, with '...' spelled out in free letters
+    (right-aligned like broadcasting), plus each letter's (broadcast) size."""
+    used = set("".join(terms) + (rhs or ""))
+    free = [c for c in _LETTERS if c not in used]
+    ell_rank = max((a.ndim - len(t.replace("...", "")) for t, a in zip(terms, arrays)
+                    if "..." in t), default=0)
+    ell = "".join(free[:ell_rank])
+    free = free[ell_rank:]
+    letters, sizes = [], {}
+    for t, a in zip(terms, arrays):
+        if "..." in t:
+            k = a.ndim - len(t.replace("...", ""))
+            t = t.replace("...", ell[ell_rank - k:])
+        letters.append(t)
+        for ch, n in zip(t, a.shape):
+            sizes[ch] = max(sizes.get(ch, 1), n)
+    if rhs is None:
+        counts = {}
+        for ch in "".join(terms).replace("...", ""):
+            counts[ch] = counts.get(ch, 0) + 1
+        out = ell + "".join(sorted((c for c, k in counts.items() if k == 1),
+                                   key=_LETTERS.index))
+    else:
+        out = rhs.replace("...", ell)
+    return letters, out, sizes, "".join(free)
+
+
+class EinsumBackward(Node):
+    """Each operand's gradient is itself an einsum of the output gradient with the other
+    operands; repeated letters (diagonals) go through identity matrices and letters summed
+    away from one operand only through ones."""
+
+    def backward(self, grad):
+        letters, out, sizes, free = self._saved_spec
+        ops = [getattr(self, f"_saved_op{i}") for i in range(len(letters))]
+        ops = [o if tuple(o.shape) == tuple(sizes[c] for c in t) else
+               o.expand(tuple(sizes[c] for c in t)) for o, t in zip(ops, letters)]
+        grads = []
+        for i, term in enumerate(letters):
+            if not _wants(self, i):
+                grads.append(None)
+                continue
+            terms = [out] + [t for j, t in enumerate(letters) if j != i]
+            args = [grad] + [_conj(o).to(grad.dtype) for j, o in enumerate(ops) if j != i]
+            target, fresh = [], iter(free)
+            for ch in term:
+                if ch in target:
+                    f = next(fresh)
+                    terms.append(ch + f)
+                    args.append(_eye(sizes[ch], sizes[ch], grad))
+                    target.append(f)
+                else:
+                    target.append(ch)
+            present = set("".join(terms))
+            for ch in set(term) - present:
+                terms.append(ch)
+                args.append(wrap(xp.ones(sizes[ch], grad._data.dtype)))
+            grads.append(einsum(",".join(terms) + "->" + "".join(target), *args))
+        return tuple(grads)
 
 
 def tensordot(a, b, dims=2, out=None):
@@ -506,12 +790,29 @@ def tensordot(a, b, dims=2, out=None):
     if x.dtype != y.dtype:
         raise RuntimeError("both inputs should have same dtype")
     _no_bool(x, "addmm_impl_cpu_")
+    if needs_grad(a, b):
+        # torch's composition: permute both to (free, contracted) matrices, one mm, a view
+        fa = [i for i in range(x.ndim) if i not in da]
+        fb = [j for j in range(y.ndim) if j not in db]
+        k = _prod(x.shape[i] for i in da)
+        am = a.permute(fa + da).reshape(_prod(x.shape[i] for i in fa), k)
+        bm = b.permute(db + fb).reshape(k, _prod(y.shape[j] for j in fb))
+        r = mm(am, bm).reshape(tuple(x.shape[i] for i in fa) + tuple(y.shape[j] for j in fb))
+        return finish(r, out)
     return finish(wrap(_product(lambda p, q: xp.tensordot(p, q, (da, db)), x, y)), out)
 
 
 @register()
 def kron(input, other, *, out=None):
     """Kronecker product (dtypes promote)."""
+    if needs_grad(input, other):
+        # interleave the dims of both, multiply (broadcasting), then merge each pair
+        n = max(input.dim(), other.dim())
+        sa = (1,) * (n - input.dim()) + tuple(input.shape)
+        sb = (1,) * (n - other.dim()) + tuple(other.shape)
+        ia = input.reshape(tuple(v for d in sa for v in (d, 1)))
+        ib = other.reshape(tuple(v for d in sb for v in (1, d)))
+        return finish(_unsafe_view(ia * ib, tuple(p * q for p, q in zip(sa, sb))), out)
     x, y, dt = binary_operands(input, other)
     x, y = xp.asarray(x), xp.asarray(y)
     return finish(wrap(result_array(xp.kron(x, y), dt)), out)
@@ -536,8 +837,19 @@ def _cross(input, other, dim, name):
     _no_bool(a, "cross")
     _same_dtype_scalar(a, b)
     a, b = xp.broadcast_to(a, shape), xp.broadcast_to(b, shape)
-    r = xp.cross(compute_array(a), compute_array(b), axis=d)
-    return wrap(result_array(r, _dtype(a)))
+    r = wrap(result_array(xp.cross(compute_array(a), compute_array(b), axis=d), _dtype(a)))
+    if needs_grad(input, other):
+        record(r, LinalgCrossBackward0, (input, other), self=input, other=other,
+               dim=d - len(shape))
+    return r
+
+
+class LinalgCrossBackward0(Node):
+    def backward(self, grad):
+        d = self._saved_dim
+        gs = linalg_cross(self._saved_other, grad, dim=d) if _wants(self, 0) else None
+        go = linalg_cross(grad, self._saved_self, dim=d) if _wants(self, 1) else None
+        return gs, go
 
 
 @register()
@@ -564,7 +876,20 @@ def trace(input):
     if a.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
     dt = _int_sum_dtype(_dtype(a))
-    return wrap(result_array(xp.asarray(xp.trace(a, dtype=compute_dtype(dt))), dt))
+    r = wrap(result_array(xp.asarray(xp.trace(a, dtype=compute_dtype(dt))), dt))
+    if needs_grad(input):
+        record(r, TraceBackward0, (input,), self_sym_sizes=input.shape)
+    return r
+
+
+def _eye(n, m, like):
+    return wrap(xp.eye(n, m, dtype=like._data.dtype))
+
+
+class TraceBackward0(Node):
+    def backward(self, grad):
+        n, m = self._saved_self_sym_sizes
+        return _eye(n, m, grad) * grad
 
 
 @_linalg()
@@ -595,6 +920,14 @@ def multi_dot(tensors, *, out=None):
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
                                f"{list(p.shape)} and {list(q.shape)} cannot be multiplied")
     _no_bool(arrays[0], "addmm_impl_cpu_")
+    if any(needs_grad(t) for t in tensors):
+        # torch's composition: vectors become matrices, a chain of mm, one view at the end
+        first = tensors[0]
+        shape = arrays[0].shape[:-1] + arrays[-1].shape[1:]
+        r = first.unsqueeze(0) if first.dim() == 1 else first
+        for i, t in enumerate(tensors[1:], 1):
+            r = mm(r, t.unsqueeze(1) if i == n - 1 and t.dim() == 1 else t)
+        return finish(r.reshape(shape), out)
     return finish(wrap(_product(lambda *xs: xp.linalg.multi_dot(list(xs)), *arrays)), out)
 
 
@@ -661,12 +994,22 @@ def inverse(input, *, out=None):
     _check_float(a, "linalg.inv")
     _check_matrix(a, "linalg.inv")
     if a.size == 0:
-        return finish(wrap(a.copy()), out)
-    try:
-        r = _np_linalg.inv(a)
-    except _np_linalg.LinAlgError:
-        raise _batch_error("linalg.inv", a, _SINGULAR, _np_linalg.inv) from None
-    return finish(wrap(result_array(r, _dtype(a))), out)
+        r = wrap(a.copy())
+    else:
+        try:
+            r = _np_linalg.inv(a)
+        except _np_linalg.LinAlgError:
+            raise _batch_error("linalg.inv", a, _SINGULAR, _np_linalg.inv) from None
+        r = wrap(result_array(r, _dtype(a)))
+    if needs_grad(input):
+        record(r, LinalgInvExBackward0, (input,), inverse=r)
+    return finish(r, out)
+
+
+class LinalgInvExBackward0(Node):
+    def backward(self, grad):
+        ih = _h(self._saved_inverse)
+        return -matmul(matmul(ih, grad), ih)
 
 
 @_linalg()
@@ -704,7 +1047,26 @@ def solve(A, B, *, left=True, out=None):
         r = r[..., 0]
     elif not left:
         r = xp.swapaxes(r, -1, -2)
-    return finish(wrap(xp.ascontiguousarray(result_array(r, _dtype(A._data)))), out)
+    r = wrap(xp.ascontiguousarray(result_array(r, _dtype(A._data))))
+    if needs_grad(A, B):
+        record(r, LinalgSolveExBackward0, (A, B), A=A, left=left, result=r, vector=vector)
+    return finish(r, out)
+
+
+class LinalgSolveExBackward0(Node):
+    def backward(self, grad):
+        A, X, left = self._saved_A, self._saved_result, self._saved_left
+        vector = self._saved_vector
+        gB = solve(_h(A), grad, left=left)
+        gA = None
+        if _wants(self, 0):
+            if vector:
+                gA = -gB.unsqueeze(-1) * _conj(X).unsqueeze(-2)
+            elif left:
+                gA = -matmul(gB, _h(X))
+            else:
+                gA = -matmul(_h(X), gB)
+        return gA, (gB if _wants(self, 1) else None)
 
 
 @_linalg("det")
@@ -715,8 +1077,19 @@ def det(input):
     _check_float(a, "linalg.det", NotImplementedError, "lu_cpu")
     _check_matrix(a, "linalg.det")
     if a.size == 0:
-        return wrap(xp.ones(a.shape[:-2], a.dtype))
-    return wrap(result_array(xp.asarray(_np_linalg.det(a)), _dtype(a)))
+        r = wrap(xp.ones(a.shape[:-2], a.dtype))
+    else:
+        r = wrap(result_array(xp.asarray(_np_linalg.det(a)), _dtype(a)))
+    if needs_grad(input):
+        record(r, LinalgDetBackward0, (input,), A=input, result=r)
+    return r
+
+
+class LinalgDetBackward0(Node):
+    def backward(self, grad):
+        # d det(A) = det(A) tr(A^-1 dA): the gradient is conj(grad * det) A^-H (invertible A)
+        A, d = self._saved_A, self._saved_result
+        return _h(inverse(A)) * _conj(grad * d).unsqueeze(-1).unsqueeze(-1)
 
 
 def _slogdet(input, name):
@@ -730,23 +1103,43 @@ def _slogdet(input, name):
             result_array(xp.asarray(lad), dt.to_real()))
 
 
+def _slogdet_graph(A, name):
+    sign, lad = _slogdet(A, name)
+    sign, lad = wrap(sign), wrap(lad)
+    if needs_grad(A):
+        record((sign, lad), LinalgSlogdetBackward0, (A,), A=A, sign=sign)
+    return sign, lad
+
+
+class LinalgSlogdetBackward0(Node):
+    def backward(self, g_sign, g_lad):
+        A = self._saved_A
+        g = g_lad
+        if A.dtype.is_complex:
+            # only the phase of sign moves: its part of the gradient is imaginary
+            g = g - 1j * (_conj(self._saved_sign) * g_sign).imag
+        return _h(inverse(A)) * g.unsqueeze(-1).unsqueeze(-1)
+
+
 @_linalg("slogdet")
 def linalg_slogdet_fn(A, *, out=None):
     """(sign, log|det|) of square matrices; sign is 0 and logabsdet -inf when singular."""
-    sign, lad = _slogdet(A, "linalg.slogdet")
-    return linalg_slogdet(wrap(sign), wrap(lad))
+    return linalg_slogdet(*_slogdet_graph(A, "linalg.slogdet"))
 
 
 @register()
 def slogdet(input):
     """torch.slogdet: (sign, logabsdet) of square matrices."""
-    sign, lad = _slogdet(input, "linalg.slogdet")
-    return slogdet_result(wrap(sign), wrap(lad))
+    return slogdet_result(*_slogdet_graph(input, "linalg.slogdet"))
 
 
 @register()
 def logdet(input):
     """log(det(input)): NaN for a negative real determinant, -inf for a singular matrix."""
+    if needs_grad(input) and not input.dtype.is_complex:
+        from .. import where
+        sign, lad = _slogdet_graph(input, "logdet")
+        return where(sign < 0, float("nan"), lad)
     sign, lad = _slogdet(input, "logdet")
     if xp.iscomplexobj(sign):
         with xp.errstate(all="ignore"):
@@ -767,8 +1160,16 @@ def linalg_cholesky(A, *, upper=False, out=None):
     a = A._data
     _check_float(a, "linalg.cholesky", NotImplementedError, "cholesky_cpu")
     _check_matrix(a, "linalg.cholesky")
+    r = _cholesky(A, upper)
+    if needs_grad(A):
+        record(r, LinalgCholeskyExBackward0, (A,), L=r, upper=upper)
+    return finish(r, out)
+
+
+def _cholesky(A, upper):
+    a = A._data
     if a.size == 0:
-        return finish(wrap(a.copy()), out)
+        return wrap(a.copy())
     try:
         r = _np_linalg.cholesky(a)
     except _np_linalg.LinAlgError:
@@ -776,13 +1177,43 @@ def linalg_cholesky(A, *, upper=False, out=None):
                            _np_linalg.cholesky) from None
     if upper:
         r = xp.conj(xp.swapaxes(r, -1, -2))
-    return finish(wrap(xp.ascontiguousarray(result_array(r, _dtype(a)))), out)
+    return wrap(xp.ascontiguousarray(result_array(r, _dtype(a))))
+
+
+def _phi(m):
+    """The lower triangle of ``m`` with its diagonal halved."""
+    n = m.shape[-1]
+    mask = xp.tril(xp.ones((n, n), m._data.dtype)) - 0.5 * xp.eye(n, dtype=m._data.dtype)
+    return m * wrap(mask)
+
+
+class LinalgCholeskyExBackward0(Node):
+    def backward(self, grad):
+        # A = L L^H: gA = L^-H phi(L^H gL) L^-1, symmetrized (torch's convention)
+        L = self._saved_L
+        _real_only(self, L)
+        if self._saved_upper:
+            L, grad = L.mT, grad.mT
+        if L.numel() == 0:
+            return grad
+        Linv = inverse(L)
+        g = matmul(matmul(Linv.mT, _phi(matmul(L.mT, grad))), Linv)
+        return 0.5 * (g + g.mT)
+
+
+class CholeskyBackward0(LinalgCholeskyExBackward0):
+    pass
 
 
 @register()
 def cholesky(input, upper=False, *, out=None):
     """Deprecated torch.cholesky: the lower (or ``upper``) Cholesky factor."""
-    return linalg_cholesky(input, upper=upper, out=out)
+    _check_float(input._data, "linalg.cholesky", NotImplementedError, "cholesky_cpu")
+    _check_matrix(input._data, "linalg.cholesky")
+    r = _cholesky(input, upper)
+    if needs_grad(input):
+        record(r, CholeskyBackward0, (input,), L=r, upper=upper)
+    return finish(r, out)
 
 
 def _failing_minor(a):
@@ -815,12 +1246,50 @@ def linalg_qr_fn(A, mode="reduced", *, out=None):
         r = xp.zeros(a.shape[:-2] + (k if mode != "complete" else m, n), a.dtype)
         if mode == "r":
             q = xp.zeros((0,), a.dtype)
-        return linalg_qr(wrap(q), wrap(r))
+        q, r = wrap(q), wrap(r)
+        if needs_grad(A):
+            record((q, r), LinalgQrBackward0, (A,), Q=q, R=r, mode=mode)
+        return linalg_qr(q, r)
     if mode == "r":
         r = _np_linalg.qr(a, mode="r")
         return linalg_qr(wrap(xp.zeros((0,), a.dtype)), wrap(result_array(r, dt)))
     q, r = _np_linalg.qr(a, mode=mode)
-    return linalg_qr(wrap(result_array(q, dt)), wrap(result_array(r, dt)))
+    q, r = wrap(result_array(q, dt)), wrap(result_array(r, dt))
+    if needs_grad(A):
+        record((q, r), LinalgQrBackward0, (A,), Q=q, R=r, mode=mode)
+    return linalg_qr(q, r)
+
+
+def _qr_grad_tall(Q, R, gQ, gR):
+    """A = QR with R square: gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q."""
+    M = matmul(R, gR.mT) - matmul(gQ.mT, Q)
+    low = _phi(M)
+    return matmul(gQ + matmul(Q, low + low.mT), inverse(R).mT)
+
+
+class LinalgQrBackward0(Node):
+    def backward(self, gQ, gR):
+        Q, R, mode = self._saved_Q, self._saved_R, self._saved_mode
+        _real_only(self, R)
+        m, n = Q.shape[-2], R.shape[-1]
+        if Q.numel() == 0 or R.numel() == 0:
+            return gQ.new_zeros(self._input_meta[0][0])
+        if mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                               "when mode='r'. Please use linalg.qr(A, mode='reduced') if you "
+                               "are going to differentiate through linalg.qr.")
+        if mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                               "and nrows > ncols.")
+        if m >= n:
+            return _qr_grad_tall(Q, R, gQ, gR)
+        # wide A = [X | Y] = Q [U | V]: X = QU is a square QR, Y = QV
+        U, V = R[..., :, :m], R[..., :, m:]
+        gU, gV = gR[..., :, :m], gR[..., :, m:]
+        Y = matmul(Q, V)
+        gX = _qr_grad_tall(Q, U, gQ + matmul(Y, gV.mT), gU)
+        from .. import cat
+        return cat([gX, matmul(Q, gV)], -1)
 
 
 @register()
@@ -856,13 +1325,61 @@ def _svd(a, name, full_matrices, compute_uv=True):
 def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
     """A = U diag(S) Vh; singular values S are real and descending."""
     u, s, vh = _svd(A._data, "linalg.svd", full_matrices)
-    return linalg_svd(wrap(u), wrap(s), wrap(vh))
+    u, s, vh = wrap(u), wrap(s), wrap(vh)
+    if needs_grad(A):
+        record((u, s, vh), LinalgSvdBackward0, (A,), U=u, S=s, Vh=vh,
+               full_matrices=full_matrices, values_only=False)
+    return linalg_svd(u, s, vh)
+
+
+def _real_only(node, A):
+    if A.dtype.is_complex:
+        raise NotImplementedError(f"{node.name()}: the derivative for complex inputs is not "
+                                  f"implemented in glasstorch")
+
+
+def _offdiag_inverse(e):
+    """1 / e off the diagonal and 0 on it (e: batches of square matrices)."""
+    n = e.shape[-1]
+    eye = _eye(n, n, e)
+    return (1 / (e + eye)) * (1 - eye)
+
+
+class LinalgSvdBackward0(Node):
+    def backward(self, gU, gS, gVh):
+        U, S, Vh = self._saved_U, self._saved_S, self._saved_Vh
+        _real_only(self, U)
+        k = S.shape[-1]
+        if self._saved_values_only and not (gU._data.any() or gVh._data.any()):
+            # svdvals: U and Vh only receive gradients in a double backward
+            return matmul(U * gS.unsqueeze(-2), Vh)
+        if self._saved_full_matrices and U.shape[-1] != Vh.shape[-2]:
+            raise RuntimeError("linalg_svd_backward: The derivative of linalg.svd is not "
+                               "implemented when full_matrices=True and the matrix is not "
+                               "square; use full_matrices=False")
+        V, gV = Vh.mT, gVh.mT
+        s2 = S * S
+        F = _offdiag_inverse(s2.unsqueeze(-2) - s2.unsqueeze(-1))
+        UtgU, VtgV = matmul(U.mT, gU), matmul(V.mT, gV)
+        J = F * (UtgU - UtgU.mT)
+        K = F * (VtgV - VtgV.mT)
+        inner = J * S.unsqueeze(-2) + S.unsqueeze(-1) * K + _eye(k, k, S) * gS.unsqueeze(-1)
+        gA = matmul(matmul(U, inner), Vh)
+        m, n = U.shape[-2], V.shape[-2]
+        if m > k:  # (I - U U^T) gU S^-1 V^T
+            gA = gA + matmul((gU - matmul(U, UtgU)) / S.unsqueeze(-2), Vh)
+        if n > k:  # U S^-1 gV^T (I - V V^T)
+            gA = gA + matmul(U, ((gV - matmul(V, VtgV)) / S.unsqueeze(-2)).mT)
+        return gA
 
 
 @register()
 def svd(input, some=True, compute_uv=True, *, out=None):
     """Legacy torch.svd: returns (U, S, V) with V (not Vh); ``some`` gives the reduced form."""
     a = input._data
+    if compute_uv and needs_grad(input):
+        u, s, vh = linalg_svd_fn(input, full_matrices=not some)
+        return svd_result(u, s, vh.mH)
     u, s, vh = _svd(a, "linalg.svd", not some, compute_uv)
     if not compute_uv:
         m, n = a.shape[-2:]
@@ -876,6 +1393,11 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 @_linalg()
 def svdvals(A, *, driver=None, out=None):
     """Singular values of A, real and descending."""
+    if needs_grad(A):
+        u, s, vh = (wrap(x) for x in _svd(A._data, "linalg.svd", False))
+        record((u, s, vh), LinalgSvdBackward0, (A,), U=u, S=s, Vh=vh, full_matrices=False,
+               values_only=True)
+        return finish(s, out)
     return finish(wrap(_svd(A._data, "linalg.svd", False, False)[1]), out)
 
 
@@ -894,9 +1416,26 @@ def eigh(A, UPLO="L", *, out=None):
     a = A._data
     dt = _eigh_checks(a, "linalg.eigh", UPLO)
     if a.size == 0:
-        return linalg_eigh(wrap(xp.zeros(a.shape[:-1], dt.to_real().np)), wrap(a.copy()))
-    w, v = _np_linalg.eigh(a, UPLO=UPLO.upper())
-    return linalg_eigh(wrap(result_array(w, dt.to_real())), wrap(result_array(v, dt)))
+        w, v = wrap(xp.zeros(a.shape[:-1], dt.to_real().np)), wrap(a.copy())
+    else:
+        w, v = _np_linalg.eigh(a, UPLO=UPLO.upper())
+        w, v = wrap(result_array(w, dt.to_real())), wrap(result_array(v, dt))
+    if needs_grad(A):
+        record((w, v), LinalgEighBackward0, (A,), eigenvalues=w, eigenvectors=v)
+    return linalg_eigh(w, v)
+
+
+class LinalgEighBackward0(Node):
+    def backward(self, gL, gV):
+        L, V = (self._saved_eigenvalues, self._saved_eigenvectors)
+        _real_only(self, V)
+        inner = _eye(L.shape[-1], L.shape[-1], L) * gL.unsqueeze(-1)
+        if gV is not None:
+            VtgV = matmul(V.mT, gV)
+            # F_ij = 1 / (L_j - L_i) on the skew part of V^T gV: a symmetric gradient
+            inner = inner + _offdiag_inverse(L.unsqueeze(-2) - L.unsqueeze(-1)) * \
+                (0.5 * (VtgV - VtgV.mT))
+        return matmul(matmul(V, inner), V.mT)
 
 
 @_linalg()
@@ -904,6 +1443,8 @@ def eigvalsh(A, UPLO="L", *, out=None):
     """Eigenvalues of Hermitian matrices, ascending."""
     a = A._data
     dt = _eigh_checks(a, "linalg.eigvalsh", UPLO)
+    if needs_grad(A):
+        return finish(eigh(A, UPLO)[0], out)
     if a.size == 0:
         return wrap(xp.zeros(a.shape[:-1], dt.to_real().np))
     return finish(wrap(result_array(_np_linalg.eigvalsh(a, UPLO=UPLO.upper()),
@@ -972,7 +1513,10 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     dt = _check_pinv_dtype(a, "linalg.pinv")
     m, n = a.shape[-2:]
     if a.size == 0:
-        return finish(wrap(xp.zeros(a.shape[:-2] + (n, m), a.dtype)), out)
+        r = wrap(xp.zeros(a.shape[:-2] + (n, m), a.dtype))
+        if needs_grad(A):
+            record(r, LinalgPinvBackward0, (A,), self=A, result=r)
+        return finish(r, out)
     if hermitian:
         w, v = _np_linalg.eigh(a)
         s = xp.abs(w)
@@ -987,7 +1531,23 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
             inv_s = xp.where(s > cut[..., None], 1 / s, 0).astype(s.dtype)
         r = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ \
             xp.conj(xp.swapaxes(u, -1, -2))
-    return finish(wrap(result_array(r, dt)), out)
+    r = wrap(result_array(r, dt))
+    if needs_grad(A):
+        record(r, LinalgPinvBackward0, (A,), self=A, result=r)
+    return finish(r, out)
+
+
+class LinalgPinvBackward0(Node):
+    def backward(self, grad):
+        # derivative of the pseudo-inverse at constant rank (Golub & Pereyra)
+        A, P = self._saved_self, self._saved_result
+        _real_only(self, A)
+        Pt, Gt = P.mT, grad.mT
+        gA = -matmul(matmul(Pt, grad), Pt)
+        t2 = matmul(Gt, matmul(P, Pt))
+        gA = gA + t2 - matmul(A, matmul(P, t2))
+        t3 = matmul(matmul(Pt, P), Gt)
+        return gA + t3 - matmul(matmul(t3, P), A)
 
 
 @register()
@@ -1088,9 +1648,23 @@ def matrix_power(input, n):
     _check_matrix(a, "linalg.matrix_power")
     if n == 0:
         eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+        if needs_grad(input):
+            # torch: a clone overwritten by the identity (CopyBackwards, zero gradient)
+            return input.clone().copy_(wrap(eye))
         return wrap(xp.ascontiguousarray(eye))
     if n == 1:
-        return wrap(a.copy())
+        return input.clone() if needs_grad(input) else wrap(a.copy())
+    if needs_grad(input):
+        base = inverse(input) if n < 0 else input
+        n = abs(n)
+        result = None
+        while n:  # the same binary exponentiation, through recorded matmuls
+            if n & 1:
+                result = base if result is None else matmul(result, base)
+            n >>= 1
+            if n:
+                base = matmul(base, base)
+        return result
     if n < 0:
         a = inverse(input)._data
         n = -n
@@ -1192,7 +1766,44 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     axes = _axes(dim, a.ndim)
     if a.ndim == 0:
         axes = None
-    return finish(wrap(_vector_norm(a, ord, axes, keepdim, rd)), out)
+    r = wrap(_vector_norm(a, ord, axes, keepdim, rd))
+    if needs_grad(x):
+        record(r, LinalgVectorNormBackward0, (x,), self=x, result=r, ord=float(ord),
+               dim=axes, keepdim=keepdim)
+    return finish(r, out)
+
+
+def _norm_grad(x, norm, grad, ord, axes, keepdim):
+    """d||x||_ord / dx times ``grad`` (norm and grad broadcast back over ``axes``)."""
+    from .reduction import expand_reduced
+    if x.dtype is not grad.dtype and not x.dtype.is_complex:
+        x = x.to(grad.dtype)
+    if not keepdim and axes is not None:
+        for ax in sorted(axes):
+            grad, norm = grad.unsqueeze(ax), norm.unsqueeze(ax)
+    elif axes is None and x.dim():
+        grad, norm = grad.reshape((1,) * x.dim()), norm.reshape((1,) * x.dim())
+    if ord == 0:
+        return expand_reduced(grad * 0, x.shape, None, True)
+    sgn = x.sgn() if x.dtype.is_complex else x.sign()
+    if ord == 1:
+        return sgn * grad
+    if ord == 2:
+        # x / ||x||, with 0 where the norm is 0 (torch's choice at the kink)
+        return x * (grad / norm).masked_fill(norm == 0, 0)
+    if ord in (_INF, -_INF):
+        mask = (x.abs() == norm).to(grad.dtype)
+        count = mask.sum(axes, keepdim=True) if axes is not None else mask.sum()
+        return sgn * mask * (grad / count)
+    a = x.abs()
+    scale = (grad / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
+    return sgn * a.pow(ord - 1) * scale
+
+
+class LinalgVectorNormBackward0(Node):
+    def backward(self, grad):
+        return _norm_grad(self._saved_self, self._saved_result, grad, self._saved_ord,
+                          self._saved_dim, self._saved_keepdim)
 
 
 def _matrix_norm(a, ord, dim, keepdim, rd, name="linalg.matrix_norm"):
@@ -1239,7 +1850,33 @@ def _matrix_norm(a, ord, dim, keepdim, rd, name="linalg.matrix_norm"):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over two dims: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
     a, rd = _norm_input(A._data, "linalg.matrix_norm", dtype)
-    return finish(wrap(_matrix_norm(a, ord, dim, keepdim, rd)), out)
+    r = wrap(_matrix_norm(a, ord, dim, keepdim, rd))  # also checks the arguments
+    if needs_grad(A):
+        if ord == "fro":
+            r = vector_norm(A, 2, dim, keepdim, dtype=dtype)
+        else:
+            r = _matrix_norm_graph(A if dtype is None else A.to(dtype), ord, dim, keepdim)
+    return finish(r, out)
+
+
+def _matrix_norm_graph(A, ord, dim, keepdim):
+    """The spectral/nuclear and max-sum norms through recorded ops, as torch composes them."""
+    d0, d1 = (wrap_dim(d, A.dim()) for d in dim)
+    if ord in (1, -1, _INF, -_INF):
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        col = vector_norm(A, 1, sum_dim, keepdim)
+        if not keepdim and sum_dim < red_dim:
+            red_dim -= 1
+        return col.amax(red_dim, keepdim) if ord > 0 else col.amin(red_dim, keepdim)
+    rest = [i for i in range(A.dim()) if i not in (d0, d1)]
+    perm = rest + [d0, d1]
+    s = svdvals(A.permute(perm))
+    r = s.sum(-1, keepdim) if ord == "nuc" else (s.amax(-1, keepdim) if ord == 2 else
+                                                s.amin(-1, keepdim))
+    if keepdim:
+        # back to the input's dim order, the two reduced dims kept as size 1
+        r = r.unsqueeze(-1).permute([perm.index(i) for i in range(A.dim())])
+    return r
 
 
 @_linalg("norm")
@@ -1305,7 +1942,17 @@ def dist(input, other, p=2):
     except ValueError:
         raise broadcast_error(x, y) from None
     diff = xp.asarray(diff, dtype=dt.np)
-    return wrap(_vector_norm(diff, p, None, False, dt.to_real()))
+    r = wrap(_vector_norm(diff, p, None, False, dt.to_real()))
+    if needs_grad(input, other):
+        record(r, DistBackward0, (input, other), self=input, other=other, p=p, result=r)
+    return r
+
+
+class DistBackward0(Node):
+    def backward(self, grad):
+        g = _norm_grad(self._saved_self - self._saved_other, self._saved_result, grad,
+                       float(self._saved_p), None, False)
+        return g, -g
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -1331,7 +1978,21 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     a = xp.broadcast_to(a, batch + a.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
     diff = a[..., :, None, :] - b[..., None, :, :]
-    return wrap(_vector_norm(diff, p, (diff.ndim - 1,), False, _dtype(a), "cdist"))
+    r = wrap(_vector_norm(diff, p, (diff.ndim - 1,), False, _dtype(a), "cdist"))
+    if needs_grad(x1, x2):
+        record(r, CdistBackward0, (x1, x2), x1=x1, x2=x2, p=p, result=r)
+    return r
+
+
+class CdistBackward0(Node):
+    def backward(self, grad):
+        x1, x2 = self._saved_x1, self._saved_x2
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+        g = _norm_grad(diff, self._saved_result, grad, float(self._saved_p), (diff.dim() - 1,),
+                       False)
+        g1 = g.sum(-2) if _wants(self, 0) else None
+        g2 = -g.sum(-3) if _wants(self, 1) else None
+        return g1, g2
 
 
 @_linalg()

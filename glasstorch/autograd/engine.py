@@ -174,10 +174,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     while stack:
         for nx, _ in stack.pop().next_functions:
             if nx is not None:
-                if nx in seen:
-                    deps[nx] += 1
-                else:
-                    deps[nx] = 1
+                deps[nx] = deps.get(nx, 0) + 1  # a root may also feed another root
+                if nx not in seen:
                     seen.add(nx)
                     stack.append(nx)
 

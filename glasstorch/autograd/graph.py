@@ -29,7 +29,7 @@ class SavedTensor:
     back from the node on unpack.
     """
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_packed", "_unpack_hook")
+    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_packed", "_unpack_hook")
 
     def __init__(self, tensor, is_output=False, hooks=None):
         vc = tensor._version_counter
@@ -41,6 +41,7 @@ class SavedTensor:
                                "a normal tensor and use it in autograd, or use "
                                "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self._is_output = is_output
+        self._output_nr = tensor._output_nr
         if hooks is None:
             hooks = _state.saved_tensor_hooks
         if hooks:
@@ -82,6 +83,8 @@ class SavedTensor:
             out._base = t._base
             out.grad_fn = node
             out._requires_grad = True
+            if self._output_nr:
+                out._output_nr = self._output_nr
             return out
         return t
 
@@ -267,6 +270,12 @@ def record(outputs, node_cls, inputs, **saved):
                                   ((), None) for o in outs)
     else:
         outs = (outputs,)
+    for i, o in enumerate(outs):
+        if o is not None and o._data.dtype.kind in "fcV":  # float, complex, bfloat16
+            o.grad_fn = node
+            o._requires_grad = True
+            if i:
+                o._output_nr = i
     if saved:
         hooks = _state.saved_tensor_hooks
         for k, v in saved.items():
@@ -277,12 +286,6 @@ def record(outputs, node_cls, inputs, **saved):
     if _state.anomaly_enabled:
         import traceback
         node._anomaly_trace = traceback.format_stack()[:-2]
-    for i, o in enumerate(outs):
-        if o is not None and o._data.dtype.kind in "fcV":  # float, complex, bfloat16
-            o.grad_fn = node
-            o._requires_grad = True
-            if i:
-                o._output_nr = i
     return outputs
 
 
