@@ -1,0 +1,1 @@
+"""torch.nn.functional, by family; see glasstorch/nn/functional.py."""
