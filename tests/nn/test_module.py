@@ -218,7 +218,7 @@ def test_state_dict_hooks_and_submodule_access():
     with pytest.raises(AttributeError):
         g.get_submodule("nope")
     with pytest.raises(AttributeError, match="'Net' object has no attribute 'missing'"):
-        g.missing
+        _ = g.missing
 
 
 def test_copy_deepcopy_pickle_keep_parameters():
