@@ -24,7 +24,11 @@ for _mod in _ops.MODULES:
 del _mod, _name
 
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402
-from . import autograd, cuda, linalg, random, return_types, utils  # noqa: E402
+from . import (  # noqa: E402
+    accelerator, autograd, backends, compiler, cuda, jit, linalg, random, return_types, utils,
+    version,
+)
+from ._runtime import *  # noqa: E402,F401,F403
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
 from .serialization import load, save  # noqa: E402
 from .autograd import set_detect_anomaly  # noqa: E402
@@ -40,4 +44,4 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
-__version__ = "0.1.0+torch2.13"
+__version__ = version.__version__

@@ -1,0 +1,80 @@
+"""Process-wide switches: threads, determinism, matmul precision."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads", "use_deterministic_algorithms",
+           "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+           "set_float32_matmul_precision", "get_float32_matmul_precision", "set_flush_denormal"]
+
+_state = {"deterministic": False, "warn_only": False, "matmul_precision": "highest",
+          "interop_threads": 1, "threads": None}
+
+
+def _threadpool():
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    return threadpoolctl
+
+
+def set_num_threads(n: int) -> None:
+    """Limit the BLAS thread pool (through threadpoolctl when installed)."""
+    if not isinstance(n, int) or n <= 0:
+        raise RuntimeError(f"set_num_threads expects a positive integer, but got {n}")
+    _state["threads"] = n
+    tpc = _threadpool()
+    if tpc is not None:
+        tpc.threadpool_limits(n)
+
+
+def get_num_threads() -> int:
+    if _state["threads"] is not None:
+        return _state["threads"]
+    tpc = _threadpool()
+    if tpc is not None:
+        infos = [i["num_threads"] for i in tpc.threadpool_info() if i.get("user_api") == "blas"]
+        if infos:
+            return max(infos)
+    return os.cpu_count() or 1
+
+
+def set_num_interop_threads(n: int) -> None:
+    _state["interop_threads"] = n
+
+
+def get_num_interop_threads() -> int:
+    return _state["interop_threads"]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Accepted; every glasstorch kernel is already deterministic on the CPU."""
+    _state["deterministic"] = bool(mode)
+    _state["warn_only"] = bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _state["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _state["warn_only"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision}. Expected one of 'highest', 'high', "
+                           f"'medium'")
+    _state["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _state["matmul_precision"]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Not supported by NumPy; returns False like torch on unsupported CPUs."""
+    return False

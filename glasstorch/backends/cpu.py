@@ -1,0 +1,5 @@
+"""CPU backend probes."""
+
+
+def get_cpu_capability() -> str:
+    return "NumPy"

@@ -1,0 +1,7 @@
+"""oneDNN switches, accepted for compatibility."""
+
+enabled = False
+
+
+def is_available() -> bool:
+    return False

@@ -1,0 +1,5 @@
+"""OpenMP probe."""
+
+
+def is_available() -> bool:
+    return False
