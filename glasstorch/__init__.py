@@ -29,6 +29,7 @@ from . import (  # noqa: E402
     version,
 )
 from ._runtime import *  # noqa: E402,F401,F403
+from .compiler import compile  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
 from .serialization import load, save  # noqa: E402
 from .autograd import set_detect_anomaly  # noqa: E402

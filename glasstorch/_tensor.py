@@ -196,6 +196,14 @@ class Tensor:
         return False
 
     @property
+    def is_xpu(self) -> bool:
+        return False
+
+    @property
+    def is_mps(self) -> bool:
+        return False
+
+    @property
     def is_sparse(self) -> bool:
         return False
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
-           "current_device", "get_device_name", "is_bf16_supported"]
+           "current_device", "get_device_name", "is_bf16_supported", "set_device"]
 
 
 def is_available() -> bool:
@@ -41,3 +41,7 @@ def current_device() -> int:
 
 def get_device_name(device=None) -> str:
     _no_cuda("get_device_name")
+
+
+def set_device(device) -> None:
+    _no_cuda("set_device")
