@@ -144,26 +144,32 @@ class CopyBackwards(Node):
 @register()
 def fill_(self, value):
     """Set every element to ``value`` (a number or a 0-dim tensor)."""
+    node = FillBackward2  # torch's names: fill_(Scalar) -> 2, fill_(Tensor) -> 3
     if isinstance(value, Tensor):
         if value.dim():
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
+        node = FillBackward3
         value = value._data
     if needs_grad(self):
         result = wrap(xp.full(self._data.shape, value, dtype=self._data.dtype))
-        record(result, FillBackward0, (self,))
+        record(result, node, (self,))
         return assign_inplace(self, result)
     self._data[...] = value
     self._bump_version()
     return self
 
 
-class FillBackward0(Node):
+class FillBackward2(Node):
     def backward(self, grad):
         return grad.new_zeros(grad.shape)
 
 
-class ZeroBackward0(FillBackward0):
+class FillBackward3(FillBackward2):
+    pass
+
+
+class ZeroBackward0(FillBackward2):
     pass
 
 

@@ -721,7 +721,9 @@ def _component(name):
         a = input._data
         if name == "imag" and not input.dtype.is_complex:
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-        return view_of(input, getattr(a, name) if input.dtype.is_complex else a)
+        if not input.dtype.is_complex:
+            return input  # torch: .real of a real tensor is the tensor itself
+        return view_of(input, getattr(a, name))
     get.__name__ = name
     return get
 
