@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from .._core.backend import xp as np
 from .._tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -24,7 +25,6 @@ def _differentiable_outputs(out):
 
 def _numerical_jacobian(fn, inputs, i, out_index, eps):
     """d out[out_index] / d inputs[i] by central differences, as a (n_in, n_out) array."""
-    import numpy as np
     x = inputs[i]
     flat = x._data.reshape(-1)  # a view: writes perturb the input in place
     if flat.size and not np.shares_memory(flat, x._data):
@@ -44,7 +44,6 @@ def _numerical_jacobian(fn, inputs, i, out_index, eps):
 
 
 def _analytical_jacobian(outputs, inputs, i, out_index, create_graph=False):
-    import numpy as np
 
     from .engine import grad as autograd_grad
     out = outputs[out_index]
@@ -67,7 +66,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """Check ``func``'s gradients w.r.t. the inputs that require grad against finite
     differences. Use float64 inputs; returns True, or raises GradcheckError."""
-    import numpy as np
     inputs = _as_tuple(inputs)
     tensors = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not tensors:
