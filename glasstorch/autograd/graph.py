@@ -248,22 +248,10 @@ def record(outputs, node_cls, inputs, **saved):
     names what backward needs: tensors are kept as SavedTensor (outputs among
     them without a reference cycle), anything else as a plain value.
     """
-    edges = []
-    meta = []
-    for t in inputs:
-        if isinstance(t, Tensor):
-            fn = t.grad_fn
-            if fn is not None:
-                edges.append((fn, t._output_nr))
-            elif t._requires_grad:
-                edges.append((grad_accumulator(t), 0))
-            else:
-                edges.append(_NO_EDGE)
-            meta.append((t._data.shape, t._data.dtype))
-        else:
-            edges.append(_NO_EDGE)
-            meta.append(None)
-    node = node_cls(tuple(edges), tuple(meta))
+    edges = tuple([_edge(t) for t in inputs])
+    meta = tuple([(t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None
+                  for t in inputs])
+    node = node_cls(edges, meta)
     if type(outputs) is tuple:
         outs = outputs
         node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else
@@ -290,6 +278,16 @@ def record(outputs, node_cls, inputs, **saved):
 
 
 _NO_EDGE = (None, 0)
+
+
+def _edge(t):
+    if isinstance(t, Tensor):
+        fn = t.grad_fn
+        if fn is not None:
+            return (fn, t._output_nr)
+        if t._requires_grad:
+            return (grad_accumulator(t), 0)
+    return _NO_EDGE
 
 
 class saved_tensors_hooks:
