@@ -4,6 +4,13 @@
 storage, strides and views, and every layer open to read and step through.
 """
 
+import warnings as _warnings
+
+# NumPy reports floating-point events (inf * 0, log(0)...) as RuntimeWarnings from the
+# calling frame; torch is silent about them, so silence them where glasstorch calls NumPy
+# (user code calling NumPy directly keeps its warnings). Costs nothing per op.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"glasstorch(\.|$)")
+
 from ._core.dtype import (  # noqa: F401
     bfloat16, bool_ as bool, can_cast, complex64, complex128, dtype, finfo, float16, float32,
     float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
@@ -24,14 +31,7 @@ for _mod in _ops.MODULES:
 del _mod, _name
 
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402
-from . import (  # noqa: E402
-    accelerator, autograd, backends, compiler, cuda, jit, linalg, random, return_types, utils,
-    version,
-)
 from ._runtime import *  # noqa: E402,F401,F403
-from .compiler import compile  # noqa: E402
-from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
-from .serialization import load, save  # noqa: E402
 from .autograd import set_detect_anomaly  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -44,5 +44,14 @@ globals().update(_legacy)  # FloatTensor, LongTensor, ...
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
+
+# Subpackages last: they may import names from the flat namespace above.
+from . import (  # noqa: E402
+    accelerator, autograd, backends, compiler, cuda, distributions, func, jit, linalg, nn, optim,
+    random, return_types, utils, version,
+)
+from .compiler import compile  # noqa: E402
+from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
+from .serialization import load, save  # noqa: E402
 
 __version__ = version.__version__

@@ -1,0 +1,55 @@
+"""Probability distributions, transforms and KL divergences, mirroring
+``torch.distributions``.
+
+Parameters are glasstorch tensors; ``rsample`` builds samples from parameters with
+differentiable ops (reparameterisation), so gradients reach the parameters.
+"""
+
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .poisson import Poisson
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    IndependentTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
+from .uniform import Uniform
+
+__all__ = [
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+    "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
+    "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Independent",
+    "IndependentTransform", "Laplace", "LogNormal", "MixtureSameFamily",
+    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Poisson", "PowerTransform", "RelaxedOneHotCategorical", "SigmoidTransform",
+    "SoftmaxTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "constraints", "identity_transform",
+    "kl_divergence", "register_kl", "transforms",
+]

@@ -1,0 +1,50 @@
+"""Fold and Unfold (torch.nn.modules.fold)."""
+
+from __future__ import annotations
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Fold", "Unfold"]
+
+
+class Fold(Module):
+    """Sum sliding local blocks ``(N, C*prod(k), L)`` into ``(N, C, *output_size)``."""
+
+    __constants__ = ["output_size", "kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return ("output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, "
+                "padding={padding}, stride={stride}".format(**self.__dict__))
+
+
+class Unfold(Module):
+    """Extract sliding local blocks of ``(N, C, H, W)`` as ``(N, C*prod(k), L)``."""
+
+    __constants__ = ["kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return ("kernel_size={kernel_size}, dilation={dilation}, padding={padding}, "
+                "stride={stride}".format(**self.__dict__))

@@ -1,0 +1,25 @@
+"""glasstorch.optim: optimizers and learning-rate schedulers with torch's behaviour."""
+
+from . import lr_scheduler, swa_utils  # noqa: F401
+from ._adafactor import Adafactor
+from ._muon import Muon
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
+from .sgd import SGD
+from .sparse_adam import SparseAdam
+
+__all__ = [
+    "Adafactor", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "LBFGS", "Muon",
+    "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
+    "swa_utils",
+]

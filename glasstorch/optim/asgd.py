@@ -1,0 +1,111 @@
+"""ASGD: averaged stochastic gradient descent."""
+
+from __future__ import annotations
+
+from .._core.backend import xp
+from .._tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    _call_closure,
+    _check_capturable,
+    _check_differentiable,
+    _check_lr,
+    _no_grad_step,
+    _real,
+    _scalar_tensor,
+    _step_setstate,
+    _to_scalar,
+    _zeros_like,
+)
+
+__all__ = ["ASGD", "asgd"]
+
+
+class ASGD(Optimizer):
+    """ASGD (torch.optim.ASGD)."""
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
+                 foreach=None, maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+        _check_differentiable(differentiable)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+            for p in group["params"]:
+                st = self.state.get(p, [])
+                if len(st) != 0:
+                    for k in ("eta", "mu"):
+                        if not isinstance(st[k], Tensor):
+                            st[k] = _scalar_tensor(st[k])
+        _step_setstate(self)
+
+    @_no_grad_step
+    def step(self, closure=None):
+        """Perform a single optimization step."""
+        loss = _call_closure(closure)
+        for group in self.param_groups:
+            params, grads, mus, axs, etas, steps = [], [], [], [], [], []
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                params.append(p)
+                grads.append(p._grad)
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["eta"] = _scalar_tensor(_to_scalar(group["lr"]))
+                    state["mu"] = _scalar_tensor(1.0)
+                    state["ax"] = _zeros_like(p)
+                mus.append(state["mu"])
+                axs.append(state["ax"])
+                etas.append(state["eta"])
+                steps.append(state["step"])
+            asgd(params, grads, axs, mus, etas, steps, lambd=group["lambd"], lr=group["lr"],
+                 t0=group["t0"], alpha=group["alpha"], weight_decay=group["weight_decay"],
+                 maximize=group["maximize"], capturable=group["capturable"])
+        return loss
+
+
+def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=False,
+         differentiable=False, capturable=False, has_complex=False, *, lambd, lr, t0, alpha,
+         weight_decay):
+    """Functional ASGD."""
+    _check_capturable(capturable)
+    lr = _to_scalar(lr)
+    for i, param in enumerate(params):
+        step_t = state_steps[i]
+        step_t._data += 1
+        p = _real(param._data)
+        g = _real(grads[i]._data)
+        f = p.dtype.type
+        if maximize:
+            g = xp.negative(g)
+        if weight_decay != 0:
+            g = g + p * f(weight_decay)
+        eta = etas[i]._data
+        mu = mus[i]._data
+        eta_value = eta.item()
+        p *= f(1 - lambd * eta_value)
+        p -= g * f(eta_value)
+        ax = _real(axs[i]._data)
+        if mu.item() != 1:
+            d = xp.subtract(p, ax)
+            d *= f(mu.item())
+            ax += d
+        else:
+            ax[...] = p
+        step = step_t._data.item()
+        eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
+        mu[...] = 1 / max(1, step - t0)
+        param._bump_version()
