@@ -53,5 +53,6 @@ from . import (  # noqa: E402
 from .compiler import compile  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
 from .serialization import load, save  # noqa: E402
+from ._compat import install_as_torch  # noqa: E402
 
 __version__ = version.__version__

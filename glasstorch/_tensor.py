@@ -13,7 +13,7 @@ import warnings
 from ._core import dtype as _dt
 from ._core.backend import xp
 from ._core.device import CPU, as_device, device
-from ._core.storage import UntypedStorage, data_ptr, root_array
+from ._core.storage import UntypedStorage, data_ptr, flat_bytes, root_array
 
 _ndarray = xp.ndarray
 _asarray = xp.asarray
@@ -102,9 +102,7 @@ def _strided_array(src_arr, shape, strides, offset, dtype=None):
     """A backend view of ``src_arr``'s storage with torch-style element strides and offset
     (counted in elements of ``dtype``, by default ``src_arr``'s)."""
     dtype = src_arr.dtype if dtype is None else dtype
-    flat = root_array(src_arr).reshape(-1, order="A")
-    if flat.dtype != xp.uint8:
-        flat = flat.view(xp.uint8)
+    flat = flat_bytes(root_array(src_arr))
     item = dtype.itemsize
     return _ndarray(tuple(shape), dtype, buffer=flat, offset=offset * item,
                     strides=tuple(s * item for s in strides))

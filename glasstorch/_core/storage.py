@@ -22,6 +22,22 @@ def data_ptr(arr) -> int:
     return arr.__array_interface__["data"][0]
 
 
+def flat_bytes(root):
+    """All bytes of the allocation ``root`` (a storage root) as a 1-D uint8 view.
+
+    A root can be dense but neither C- nor F-ordered (NumPy keeps the input's layout for
+    elementwise results of permuted arrays); ``reshape`` would then silently copy, so
+    such roots are viewed through explicit strides from their first (lowest) address.
+    """
+    if root.flags.c_contiguous or root.flags.f_contiguous:
+        flat = root.reshape(-1, order="A")
+    else:
+        flat = xp.lib.stride_tricks.as_strided(root, shape=(root.size,),
+                                               strides=(root.itemsize,),
+                                               writeable=root.flags.writeable)
+    return flat.view(xp.uint8)
+
+
 class UntypedStorage:
     """Flat bytes shared by every view of a tensor (``tensor.untyped_storage()``)."""
 
@@ -30,9 +46,7 @@ class UntypedStorage:
     def __init__(self, size_or_array=0):
         if isinstance(size_or_array, int):
             size_or_array = xp.zeros(size_or_array, dtype=xp.uint8)
-        root = root_array(size_or_array)
-        self._bytes = root.reshape(-1, order="A").view(xp.uint8) if root.ndim else \
-            root.reshape(1).view(xp.uint8)
+        self._bytes = flat_bytes(root_array(size_or_array))
 
     def data_ptr(self) -> int:
         return data_ptr(self._bytes)

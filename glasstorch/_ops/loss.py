@@ -391,12 +391,13 @@ class NllLoss2DBackward0(NllLossBackward0):
 def _class_targets(target, n, c, name):
     if target.dtype is not _dt.int64:
         raise RuntimeError(f"expected scalar type Long but found {_SHORT[target.dtype]}")
-    t = target._data.reshape(n) if target.numel() == n else None
-    if t is None:
-        raise RuntimeError(f"inconsistent target size, expected {n} but got "
-                           f"{list(target.shape)}")
+    if target.dim() > 1 or target.numel() != n:
+        raise RuntimeError(f"{name}: target tensor should be 1-D with size equal to the number "
+                           f"of input samples (batch size). Expected target of size [{n}], but "
+                           f"got {list(target.shape)}")
+    t = target._data.reshape(n)
     if t.size and ((t < 0) | (t >= c)).any():
-        raise RuntimeError(f"{name}: target out of range")
+        raise RuntimeError("target out of range")
     return t
 
 
@@ -479,7 +480,7 @@ def multilabel_margin_loss(input, target, reduction="mean"):
     # valid targets are the prefix before the first -1
     valid = xp.cumprod(t >= 0, axis=1).astype(bool)
     if (valid & (t >= c)).any():
-        raise RuntimeError("multilabel_margin_loss: target out of range")
+        raise RuntimeError("argument #2 'target' is out of range")
     safe = xp.where(valid, t, 0)
     is_target = xp.zeros((n, c), bool)
     rows = xp.nonzero(valid)
@@ -558,7 +559,6 @@ def kl_div(input, target, reduction=0, log_target=False):
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """Poisson negative log likelihood (with the Stirling term when ``full``)."""
-    import glasstorch as gt
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -566,7 +566,6 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     if full:
         stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
         loss = loss + stirling.masked_fill(target <= 1, 0)
-    del gt
     return _reduce_t(loss, reduction)
 
 
@@ -630,7 +629,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 # ----------------------------------------------------------------------------- CTC
 
-def _lengths(v, name):
+def _lengths(v):
     if isinstance(v, Tensor):
         return v._data.astype(_int64).reshape(-1)
     return xp.asarray(list(v), _int64).reshape(-1)
@@ -654,7 +653,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         per = gt.where(per == math.inf, gt.zeros((), dtype=per.dtype), per)
     if reduction == "none":
         return per.squeeze(0) if unbatched else per
-    tl = _lengths(target_lengths, "target_lengths")
+    tl = _lengths(target_lengths)
     tl_t = wrap(xp.maximum(tl, 1).astype(per._data.dtype))
     if reduction == "mean":
         return (per / tl_t).mean()
@@ -667,8 +666,8 @@ def _ctc_raw(log_probs, targets, input_lengths, target_lengths, blank, zero_infi
         raise not_implemented_for("ctc_loss", dt)
     lp = log_probs._data.astype(compute_dtype(dt), copy=False)
     tlen, n, c = lp.shape
-    il = _lengths(input_lengths, "input_lengths")
-    tl = _lengths(target_lengths, "target_lengths")
+    il = _lengths(input_lengths)
+    tl = _lengths(target_lengths)
     if il.size != n:
         raise RuntimeError(f"input_lengths must be of size batch_size ({il.size} vs {n})")
     if tl.size != n:

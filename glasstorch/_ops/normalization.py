@@ -332,3 +332,52 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         return out * weight
     # torch returns a contiguous result (a recorded copy when the input was strided)
     return out if input.is_contiguous() else out.contiguous()
+
+
+# ----------------------------------------------------------------------------- cross-map LRN
+
+def cross_map_lrn2d(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Legacy ``nn.CrossMapLRN2d``: ``x * (k + alpha/size * S)^-beta`` where ``S`` sums the
+    squares over a channel window, built exactly like torch's running-window loop (which
+    never drops channel 0 from the window). Not in ``__all__``: torch has no ``torch.xxx``."""
+    if input.dim() != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+    dt = _check_float(input, "CrossMapLRN2d")
+    x = input._data.astype(compute_dtype(dt), copy=False)
+    c = x.shape[1]
+    pre_pad = int((size - 1) / 2 + 1)
+    sq = x * x
+    cum = xp.cumsum(sq, 1)
+    ch = xp.arange(c)
+    s = cum[:, xp.minimum(ch + pre_pad - 1, c - 1)]
+    drop = ch > pre_pad
+    if drop.any():
+        # channels 1 .. c - pre_pad have left the window; channel 0 never does
+        s[:, drop] -= cum[:, ch[drop] - pre_pad] - sq[:, :1]
+    scale = k + alpha / size * s
+    out = x * scale ** -beta
+    r = wrap(result_array(out, dt))
+    if needs_grad(input):
+        record(r, CrossMapLRN2dBackward, (input,), scale=scale, out=out, x=x, size=size,
+               alpha=alpha, beta=beta)
+    return r
+
+
+class CrossMapLRN2dBackward(Node):
+    """torch's legacy backward formula (a symmetric window over ``grad * out / scale``)."""
+
+    def backward(self, grad):
+        scale, out, x = self._saved_scale, self._saved_out, self._saved_x
+        size, alpha, beta = self._saved_size, self._saved_alpha, self._saved_beta
+        g = grad._data.astype(x.dtype, copy=False)
+        n, c = x.shape[:2]
+        inv_pre_pad = int(size - (size - 1) / 2)
+        if inv_pre_pad + c > c + size - 1:
+            raise RuntimeError(f"start ({inv_pre_pad}) + length ({c}) exceeds dimension size "
+                               f"({c + size - 1}).")
+        padded = xp.zeros((n, c + size) + x.shape[2:], x.dtype)
+        padded[:, 1 + inv_pre_pad:1 + inv_pre_pad + c] = g * out / scale
+        cum = xp.cumsum(padded, 1)                 # cum[:, j] = sum of padded rows < j
+        accum = cum[:, size:size + c] - cum[:, :c]
+        gi = scale ** -beta * g - (2 * alpha * beta / size) * x * accum
+        return wrap(gi.astype(self._input_meta[0][1], copy=False))

@@ -12,7 +12,7 @@ import itertools
 import warnings
 
 from .._core import dtype as _dt
-from .._tensor import Size
+from .._tensor import Size, channels_last
 from .._tensor import contiguous_format as _contiguous_format
 from ._common import (
     Node,
@@ -98,7 +98,17 @@ def cat(tensors, dim=0, *, out=None):
                                    f"Expected size {x} but got size {y} for tensor number "
                                    f"{i} in the list.")
     arrays = _arrays_as([t for _, t in kept], dt)
-    r = wrap(xp.concatenate(arrays, axis=d))
+    # torch's result is contiguous unless every input is channels_last (NumPy would keep
+    # any shared layout, e.g. that of transposed inputs)
+    if all(t._data.ndim == 4 and not t._data.flags.c_contiguous and
+           t.is_contiguous(memory_format=channels_last) for _, t in kept):
+        r = wrap(xp.concatenate(arrays, axis=d))
+    else:
+        shape = list(first)
+        shape[d] = sum(a.shape[d] for a in arrays)
+        out_arr = xp.empty(shape, dtype=dt.np)
+        xp.concatenate(arrays, axis=d, out=out_arr)
+        r = wrap(out_arr)
     if needs_grad(*tensors):
         record(r, CatBackward0, tuple(tensors), dim=d)
     return finish(r, out)

@@ -240,7 +240,7 @@ def train(args):
     if profiler is not None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
-        print("profile of the training loop (cProfile; glasstorch.profiler does not exist yet):")
+        print("profile of the training loop (cProfile, by cumulative time):")
         print(out.getvalue())
     return {"history": history, "test_acc": final["test_acc"], "seconds": elapsed,
             "checkpoint": checkpoint, "tensorboard": events, "curves": curves}

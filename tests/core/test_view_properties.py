@@ -106,3 +106,16 @@ def test_untyped_storage_and_offsets():
     assert col.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
     assert x.untyped_storage().nbytes() == 12 * 8
     assert x.data_ptr() + 8 == col.data_ptr()
+
+
+def test_views_of_dense_permuted_storage_share_memory():
+    # elementwise results of permuted inputs are dense but neither C- nor F-ordered
+    x = gt.arange(24.0).view(2, 3, 4)
+    b = x.transpose(-2, -1) * 1.0
+    for v in (b.expand(b.shape), b.unsqueeze(0)[0], b.diagonal(0, 1, 2)):
+        assert v.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+        np.testing.assert_array_equal(v.numpy(), b.numpy() if v.shape == b.shape else
+                                      np.diagonal(b.numpy(), 0, 1, 2))
+    b.unsqueeze(0)[0, 1, 2, 0] = -1.0
+    assert b[1, 2, 0].item() == -1.0
+    assert b.untyped_storage().nbytes() == 24 * 4

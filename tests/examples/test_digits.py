@@ -82,3 +82,15 @@ def test_default_run_reaches_97_percent_quickly(tmp_path):
     result = digits.main(["--out", str(tmp_path / "run"), "--no-progress"])
     assert result["test_acc"] >= 0.97
     assert result["seconds"] < 60
+
+
+def test_runs_without_optional_dependencies(tmp_path, monkeypatch, capsys):
+    for name in ("tqdm", "tqdm.auto", "tensorboardX", "matplotlib", "matplotlib.pyplot"):
+        monkeypatch.setitem(sys.modules, name, None)  # makes `import name` fail
+    result = digits.main(["--epochs", "1", "--out", str(tmp_path / "run"), "--lr", "0.01"])
+    printed = capsys.readouterr().out
+    assert "pip install tensorboardX" in printed and "pip install matplotlib" in printed
+    assert "epoch   1" in printed  # plain per-epoch prints instead of a bar
+    assert result["tensorboard"] is None and result["curves"] is None
+    assert os.path.exists(result["checkpoint"])
+    assert sorted(os.listdir(tmp_path / "run")) == ["digits_cnn.pt"]

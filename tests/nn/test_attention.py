@@ -22,7 +22,8 @@ def rand(*shape, dtype=np.float32):
 # ----------------------------------------------------------------------------- SDPA
 
 @pytest.mark.parametrize("kw", [{}, {"is_causal": True}, {"scale": 0.1}, {"mask": "bool"},
-                                {"mask": "float"}, {"mask": "float_grad"}, {"gqa": True}])
+                                {"mask": "float"}, {"mask": "float_grad"}, {"gqa": True},
+                                {"mask": "bool", "is_causal": True}])
 def test_sdpa_grad_fn_and_gradients(kw):
     kw = dict(kw)
     mask = kw.pop("mask", None)

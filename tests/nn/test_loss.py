@@ -422,6 +422,18 @@ def test_errors_match_torch():
         (RuntimeError, lambda L, F: F.triplet_margin_loss(L.rand(3, 2), L.rand(3), L.rand(3))),
         (ValueError, lambda L, F: F.multi_margin_loss(L.rand(3, 2), L.tensor([0, 1, 1]), p=3)),
         (RuntimeError, lambda L, F: F.soft_margin_loss(L.rand(3), L.rand(3).requires_grad_())),
+        (RuntimeError, lambda L, F: F.multi_margin_loss(L.from_numpy(x), L.tensor([0, 7, 1]))),
+        (RuntimeError, lambda L, F: F.multi_margin_loss(L.from_numpy(x), L.tensor([0, 1]))),
+        (RuntimeError, lambda L, F: F.multi_margin_loss(L.from_numpy(x), L.tensor(
+            [0, 1, 1], dtype=L.int32))),
+        (RuntimeError, lambda L, F: F.multilabel_margin_loss(L.from_numpy(x), L.tensor(
+            [[0, 7, -1, 0]] * 3))),
+        (RuntimeError, lambda L, F: F.multilabel_margin_loss(L.from_numpy(x), L.zeros(
+            3, 3, dtype=L.long))),
+        (RuntimeError, lambda L, F: F.ctc_loss(L.randn(5, 2, 4), L.ones(2, 3, dtype=L.long),
+                                               [6, 5], [3, 3])),
+        (RuntimeError, lambda L, F: F.ctc_loss(L.randn(5, 2, 4), L.ones(2, 3, dtype=L.long),
+                                               [5, 5], [3, 4])),
         (RuntimeError, lambda L, F: F.binary_cross_entropy_with_logits(
             L.rand(3), L.rand(3), pos_weight=L.rand(3).requires_grad_())),
     ]

@@ -167,6 +167,9 @@ MODULES = [
     ("RMSNorm", (5,), {"elementwise_affine": False}, (3, 5)),
     ("LocalResponseNorm", (3,), {}, (3, 4, 5)),
     ("LocalResponseNorm", (2,), {"alpha": 0.5, "beta": 1.0, "k": 2.0}, (3, 6, 2, 5)),
+    ("CrossMapLRN2d", (3,), {}, (2, 5, 3, 3)),
+    ("CrossMapLRN2d", (5,), {"alpha": 0.5, "beta": 0.8, "k": 2}, (2, 7, 2, 2)),
+    ("CrossMapLRN2d", (4,), {"alpha": 0.3}, (2, 3, 2, 2)),
     ("InstanceNorm1d", (4,), {}, (3, 4, 5)), ("InstanceNorm1d", (4,), {}, (4, 5)),
     ("InstanceNorm1d", (4,), {"affine": True, "track_running_stats": True}, (3, 4, 5)),
     ("InstanceNorm2d", (4,), {"affine": True}, (3, 4, 5, 2)),
@@ -293,3 +296,28 @@ def test_functional_errors_match_torch():
     ]
     for exc, fn in cases:
         _both_raise(exc, fn)
+
+
+def test_grad_fn_names_and_state_dict_compat():
+    x = np.random.default_rng(8).standard_normal((2, 5, 3, 3)).astype(np.float32)
+    for name, args in [("CrossMapLRN2d", (3,)), ("BatchNorm2d", (5,)), ("GroupNorm", (5, 5)),
+                       ("LayerNorm", ((3, 3),)), ("InstanceNorm2d", (5,))]:
+        t = getattr(tnn, name)(*args)(torch.from_numpy(x).requires_grad_())
+        g = getattr(gnn, name)(*args)(glasstorch.from_numpy(x).requires_grad_())
+        assert g.grad_fn.name() == t.grad_fn.name(), name
+    # a pre-0.4.0 BatchNorm checkpoint (version 1) has no num_batches_tracked: accepted
+    m = gnn.BatchNorm1d(3)
+    sd = m.state_dict()
+    sd._metadata[""]["version"] = 1
+    del sd["num_batches_tracked"]
+    res = m.load_state_dict(sd)
+    assert not res.missing_keys and not res.unexpected_keys
+    # ...but from a current checkpoint the key is required, as in torch
+    sd = m.state_dict()
+    del sd["num_batches_tracked"]
+    with pytest.raises(RuntimeError, match="num_batches_tracked"):
+        m.load_state_dict(sd)
+    # running stats in a state_dict for an InstanceNorm that does not track them: error
+    with pytest.raises(RuntimeError, match="Unexpected running stats buffer"):
+        gnn.InstanceNorm1d(3).load_state_dict({"running_mean": glasstorch.zeros(3)},
+                                              strict=False)

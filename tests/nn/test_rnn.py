@@ -411,3 +411,60 @@ def test_half_precision(cls):
         go = g(glasstorch.tensor(x).to(gdt))[0]
         assert go.dtype == gdt
         assert_close(go, to, 2e-2, 2e-2)
+
+
+def test_public_helper_methods():
+    g, t = pair("LSTM", 3, 4, num_layers=2, proj_size=2, batch_first=True)
+    gx, tx = glasstorch.zeros(5, 7, 3), torch.zeros(5, 7, 3)
+    assert g.get_expected_hidden_size(gx, None) == t.get_expected_hidden_size(tx, None)
+    assert g.get_expected_cell_size(gx, None) == t.get_expected_cell_size(tx, None)
+    g.check_forward_args(gx, (glasstorch.zeros(2, 5, 2), glasstorch.zeros(2, 5, 4)), None)
+    with pytest.raises(RuntimeError, match="Expected hidden\\[1\\] size"):
+        g.check_forward_args(gx, (glasstorch.zeros(2, 5, 2), glasstorch.zeros(2, 5, 2)), None)
+    perm = glasstorch.tensor([1, 0])
+    h = glasstorch.arange(4.0).view(1, 2, 2)
+    assert g.permute_hidden((h, h), perm)[0].tolist() == [[[2.0, 3.0], [0.0, 1.0]]]
+    r = gnn.GRU(3, 4)
+    assert r.permute_hidden(h, None) is h
+    with pytest.raises(RuntimeError):
+        r.check_forward_args(glasstorch.zeros(5, 2, 3), glasstorch.zeros(1, 3, 4), None)
+
+
+def _tagger(L):
+    nn = L.nn
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(20, 6, padding_idx=0)
+            self.rnn = nn.LSTM(6, 5, num_layers=2, bidirectional=True, batch_first=True)
+            self.out = nn.Linear(10, 3)
+
+        def forward(self, tokens, lengths):
+            packed = nn.utils.rnn.pack_padded_sequence(self.emb(tokens), lengths,
+                                                       batch_first=True, enforce_sorted=False)
+            out, (h, c) = self.rnn(packed)
+            padded, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+            return self.out(padded).log_softmax(-1), h
+
+    return Tagger()
+
+
+def test_pasted_model_with_packed_lstm():
+    g, t = _tagger(glasstorch), _tagger(torch)
+    assert repr(g) == repr(t)
+    tokens = RNG.integers(1, 20, (3, 6))
+    lengths = [4, 6, 2]
+    for i, n in enumerate(lengths):
+        tokens[i, n:] = 0
+    copy_weights(g, t)
+    go, gh = g(glasstorch.tensor(tokens), glasstorch.tensor(lengths))
+    to, th = t(torch.tensor(tokens), torch.tensor(lengths))
+    assert_close(go, to, 1e-4, 1e-5)
+    assert_close(gh, th, 1e-4, 1e-5)
+    w = rand(*to.shape)
+    (to * torch.tensor(w)).sum().backward()
+    (go * glasstorch.tensor(w)).sum().backward()
+    gp = dict(g.named_parameters())
+    for name, p in t.named_parameters():
+        assert_close(gp[name].grad, p.grad, 1e-4, 1e-5, name)

@@ -11,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "CrossMapLRN2d", "RMSNorm"]
 
 
 def _shape_tuple(normalized_shape):
@@ -104,6 +104,24 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Legacy cross-channel LRN on 4-D input (torch's own forward and backward formulas)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        from ..._ops.normalization import cross_map_lrn2d
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -160,6 +160,31 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(msg.format(expected, list(hx.shape)))
 
+    # torch's public helpers (subclasses in user code call them); ``input`` as given
+    def check_input(self, input, batch_sizes):
+        """Raise torch's errors for an input of the wrong dtype, rank or feature size."""
+        self._check_input(input, batch_sizes)
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        """``(num_layers * num_directions, batch, hidden)`` for this input."""
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        self._check_hidden(hx, tuple(expected_hidden_size), msg)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        """Reorder the batch dimension of the state (None permutation: unchanged)."""
+        return hx if permutation is None else hx.index_select(1, permutation)
+
     # --------------------------------------------------------------------- forward
     def _layers(self, data, sizes, h0, c0):
         """Every layer and direction over packed ``data`` (torch.lstm/gru/rnn_* kernels)."""
@@ -282,6 +307,23 @@ class LSTM(RNNBase):
 
     def __init__(self, *args, **kwargs):
         super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        """``(num_layers * num_directions, batch, hidden_size)`` for this input."""
+        shape = self.get_expected_hidden_size(input, batch_sizes)
+        return shape[:2] + (self.hidden_size,)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def forward(self, input, hx=None):
         return self._forward(input, hx)

@@ -186,12 +186,12 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     rest = tuple(data.shape[1:])
     full = data.new_full((Tout * B,) + rest, padding_value)
     padded = full.index_copy(0, _wrap(rows), data).view((Tout, B) + rest)
-    ui = sequence.unsorted_indices
-    if ui is not None:
-        padded = padded.index_select(1, ui)
-        lengths = lengths[ui._data]
     if batch_first:
         padded = padded.transpose(0, 1)
+    ui = sequence.unsorted_indices
+    if ui is not None:
+        padded = padded.index_select(0 if batch_first else 1, ui)
+        lengths = lengths[ui._data]
     return padded, _wrap(lengths)
 
 
