@@ -5,10 +5,11 @@ from __future__ import annotations
 import warnings
 
 from ..._ops import vision as _V
+from ..._ops.grid_sample import grid_sampler as _grid_sampler
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
-           "affine_grid", "fold", "unfold"]
+           "affine_grid", "grid_sample", "fold", "unfold"]
 
 pixel_shuffle = _V.pixel_shuffle
 pixel_unshuffle = _V.pixel_unshuffle
@@ -98,3 +99,25 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
                                   f"Tensors are supported (got {input.dim()}D)")
     return _V.col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample ``input`` at the normalised locations of ``grid`` ((x, y[, z]) in [-1, 1])."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", UserWarning, stacklevel=2)
+        align_corners = False
+    return _grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+                         align_corners)
