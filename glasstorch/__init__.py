@@ -4,6 +4,7 @@
 storage, strides and views, and every layer open to read and step through.
 """
 
+import sys as _sys
 import warnings as _warnings
 
 # NumPy reports floating-point events (inf * 0, log(0)...) as RuntimeWarnings from the
@@ -47,12 +48,27 @@ cfloat, cdouble = complex64, complex128
 
 # Subpackages last: they may import names from the flat namespace above.
 from . import (  # noqa: E402
-    accelerator, autograd, backends, compiler, cuda, distributions, func, jit, linalg, nn, optim,
-    random, return_types, utils, version,
+    accelerator, autograd, backends, compiler, cuda, debug, distributions, func, jit, linalg,
+    memory, nn, optim, profiler, random, return_types, sparse, utils, version, vision,
 )
+from ._sparse_tensor import sparse_csr  # noqa: E402
 from .compiler import compile  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
 from .serialization import load, save  # noqa: E402
 from ._compat import install_as_torch  # noqa: E402
+from . import amp  # noqa: E402  (wraps the autocast-policy ops once)
+from .amp import autocast  # noqa: E402
+from .amp.autocast_mode import (  # noqa: E402
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+    get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
+    is_autocast_cpu_enabled, is_autocast_enabled, set_autocast_cache_enabled,
+    set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
+
+from .amp import _device_amp  # noqa: E402
+
+cuda.amp = _device_amp.cuda_amp
+_sys.modules[__name__ + ".cuda.amp"] = cuda.amp
 
 __version__ = version.__version__

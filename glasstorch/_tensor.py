@@ -62,6 +62,8 @@ class _VersionCounter:
 
 # Set while an inference_mode block runs: tensors made then are inference tensors.
 inference_mode_flag = [False]
+# glasstorch.memory puts its allocation callback here while tracking is on (None when off).
+alloc_hook = [None]
 
 
 def _wrap(arr, cls=None):
@@ -77,6 +79,8 @@ def _wrap(arr, cls=None):
     t._version_counter = None
     if inference_mode_flag[0]:
         t._inference = True
+    if alloc_hook[0] is not None:
+        alloc_hook[0](arr)
     return t
 
 

@@ -26,6 +26,10 @@ wrap = _wrap
 view_of = _view_of
 wrap_dim = _wrap_dim
 _promote = _dt._promote_table
+# (min, max, bit mask) of the integer dtypes narrower than int64
+_INT_BOUNDS = {xp.dtype(t): (int(xp.iinfo(t).min), int(xp.iinfo(t).max),
+                             (1 << (8 * xp.dtype(t).itemsize)) - 1)
+               for t in (xp.uint8, xp.int8, xp.int16, xp.int32)}
 _by_np = _dt._by_np
 _default = _dt._default
 
@@ -166,7 +170,13 @@ def binary_operands(a, b):
         if (tb is float and da._category >= 2) or (tb is int and da._category >= 1):
             # NumPy keeps the array's dtype for a Python scalar (NEP 50), except for
             # ml_dtypes' bfloat16, which needs the scalar as a bfloat16 array.
-            return x, (b if da is not _dt.bfloat16 else xp.asarray(b, x.dtype)), da
+            if da is _dt.bfloat16:
+                return x, xp.asarray(b, x.dtype), da
+            bounds = _INT_BOUNDS.get(x.dtype) if tb is int else None
+            if bounds is not None and not bounds[0] <= b <= bounds[1]:
+                # torch wraps an out-of-range integer into the tensor's dtype; NumPy refuses
+                b = xp.asarray(b & bounds[2]).astype(x.dtype)
+            return x, b, da
         dt = _dt.result_dtype(a, b)
         return _cast(x, dt), _scalar_for(b, dt), dt
     if isinstance(b, Tensor):

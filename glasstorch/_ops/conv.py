@@ -2,11 +2,12 @@
 
 One N-d kernel serves every variant: the padded input is viewed as sliding
 windows (``as_strided``, no copy), laid out once as columns
-``(groups, N, C/g * prod(k), prod(out))`` and multiplied by the weight in one
-batched GEMM. The input gradient (and the transposed convolution's forward) is
-the GEMM the other way round followed by col2im: the columns are added into a
-padded buffer by looping over the kernel offsets only (``prod(k)`` strided
-slice additions), never over samples or pixels.
+``(groups, C/g * prod(k), N * prod(out))`` and multiplied by the weight in one
+GEMM per group (the forward keeps them for the weight gradient). A stride-1 input
+gradient is itself a stride-1 convolution (re-padded gradient, flipped weight);
+other strides (and the transposed convolution's forward) run the GEMM the other
+way round followed by col2im: the columns are added into a padded buffer by
+looping over the kernel offsets only (``prod(k)`` strided slice additions).
 """
 
 from __future__ import annotations
@@ -46,35 +47,52 @@ def _windows(xpad, k, stride, dil, out):
 
 
 def _im2col(xpad, groups, k, stride, dil, out):
-    """Columns ``(G, N, Cg*prod(k), prod(out))`` of a padded input (one copy)."""
+    """Columns ``(G, Cg*prod(k), N*prod(out))`` of a padded input (one copy).
+
+    Samples and output positions share the last axis, so each group's convolution is a
+    single large GEMM (BLAS is fastest on few big operands, not many small ones).
+    """
     n, c = xpad.shape[:2]
     nd = len(k)
     win = _windows(xpad, k, stride, dil, out).reshape((n, groups, c // groups) + tuple(out) +
                                                        tuple(k))
-    # (N, G, Cg, *O, *K) -> (G, N, Cg, *K, *O)
-    order = (1, 0, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd))
+    # (N, G, Cg, *O, *K) -> (G, Cg, *K, N, *O)
+    order = (1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + (0,) + tuple(range(3, 3 + nd))
     cols = xp.ascontiguousarray(win.transpose(order))
-    return cols.reshape(groups, n, (c // groups) * math.prod(k), math.prod(out))
+    return cols.reshape(groups, (c // groups) * math.prod(k), n * math.prod(out))
 
 
 def _col2im(cols, n, c, k, stride, dil, out, padded):
-    """Sum columns ``(G, N, Cg*prod(k), prod(out))`` back into a zero ``(N, C, *padded)``."""
+    """Sum columns ``(G, N, Cg*prod(k), prod(out))`` back into a zero ``(N, C, *padded)``
+    (the layout F.fold uses)."""
+    return _col2im_g(cols.transpose(0, 2, 1, 3), n, c, k, stride, dil, out, padded)
+
+
+def _col2im_g(cols, n, c, k, stride, dil, out, padded):
+    """Sum columns ``(G, Cg*prod(k), N*prod(out))`` back into a zero ``(N, C, *padded)``."""
     nd = len(k)
     groups = cols.shape[0]
-    cols = cols.reshape((groups, n, c // groups) + tuple(k) + tuple(out))
+    cols = cols.reshape((groups, c // groups) + tuple(k) + (n,) + tuple(out))
     buf = xp.zeros((n, groups, c // groups) + tuple(padded), dtype=cols.dtype)
-    # (G, N, Cg, *K, *O) -> (N, G, Cg, *K, *O) view; one strided add per kernel offset
-    cols = cols.swapaxes(0, 1)
+    # one strided add per kernel offset: (G, Cg, N, *O) viewed as (N, G, Cg, *O)
     for off in itertools.product(*(range(ki) for ki in k)):
         sl = tuple(slice(off[i] * dil[i], off[i] * dil[i] + stride[i] * (out[i] - 1) + 1,
                          stride[i]) for i in range(nd))
-        buf[(slice(None),) * 3 + sl] += cols[(slice(None),) * 3 + off]
+        src = cols[(slice(None),) * 2 + off]
+        buf[(slice(None),) * 3 + sl] += xp.moveaxis(src, 2, 0)
     return buf.reshape((n, c) + tuple(padded))
 
 
 def _pad(x, pads):
+    """Zero-pad (positive) or crop (negative) the spatial dims of ``(N, C, *S)``."""
     if not any(lo or hi for lo, hi in pads):
         return x
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        x = x[(slice(None), slice(None)) + tuple(
+            slice(max(-lo, 0), s - max(-hi, 0)) for (lo, hi), s in zip(pads, x.shape[2:]))]
+        pads = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads)
+        if not any(lo or hi for lo, hi in pads):
+            return x
     return xp.pad(x, ((0, 0), (0, 0)) + tuple(pads))
 
 
@@ -83,15 +101,29 @@ def _crop(x, pads, size):
                                                  zip(pads, size))]
 
 
-def _fwd(x, w, stride, dil, pads, groups, out):
-    """Plain convolution of ``x (N, C, *S)`` by ``w (O, C/g, *k)`` -> ``(N, O, *out)``."""
+def _fwd(x, w, stride, dil, pads, groups, out, keep=None):
+    """Plain convolution of ``x (N, C, *S)`` by ``w (O, C/g, *k)`` -> ``(N, O, *out)``.
+
+    ``keep`` (a list) receives the columns, which the weight gradient reuses."""
     k = w.shape[2:]
     n = x.shape[0]
-    cols = _im2col(_pad(x, pads), groups, k, stride, dil, out)
-    wm = w.reshape(groups, 1, w.shape[0] // groups, -1)
-    r = xp.matmul(wm, cols)                   # (G, N, Og, prod(out))
-    r = r.swapaxes(0, 1) if groups > 1 else r[0]
-    return xp.ascontiguousarray(r).reshape((n, w.shape[0]) + tuple(out))
+    o = w.shape[0]
+    cols = _im2col(_pad(x, pads), groups, k, stride, dil, out)    # (G, CgK, N*P)
+    if keep is not None:
+        keep.append(cols)
+    wm = w.reshape(groups, o // groups, -1)                      # (G, Og, CgK)
+    r = xp.matmul(wm, cols).reshape(o, n, -1)                    # (O, N*P) per group
+    return xp.ascontiguousarray(r.swapaxes(0, 1)).reshape((n, o) + tuple(out))
+
+
+def _flipped_weight(w, groups):
+    """``(O, C/g, *k)`` -> ``(C, O/g, *k)`` with the kernel reversed: the weight of the
+    stride-1 convolution that computes a convolution's input gradient."""
+    o, cg = w.shape[:2]
+    k = w.shape[2:]
+    wt = w.reshape((groups, o // groups, cg) + k).swapaxes(1, 2)
+    wt = wt[(slice(None),) * 3 + (slice(None, None, -1),) * len(k)]
+    return xp.ascontiguousarray(wt).reshape((groups * cg, o // groups) + k)
 
 
 def _bwd_input(gy, w, stride, dil, pads, groups, size):
@@ -101,22 +133,29 @@ def _bwd_input(gy, w, stride, dil, pads, groups, size):
     n, o = gy.shape[:2]
     out = gy.shape[2:]
     c = w.shape[1] * groups
-    wm = w.reshape(groups, 1, o // groups, -1).swapaxes(-1, -2)     # (G, 1, CgK, Og)
-    g = gy.reshape(n, groups, o // groups, -1).swapaxes(0, 1)       # (G, N, Og, P)
-    cols = xp.matmul(wm, g)                                         # (G, N, CgK, P)
+    if all(s == 1 for s in stride):
+        # a stride-1 convolution of the (re)padded gradient by the flipped weight:
+        # one im2col + GEMM, no scatter-add
+        full = tuple((d * (ki - 1) - lo, s + lo - oi) for d, ki, (lo, _), s, oi in
+                     zip(dil, k, pads, size, out))
+        return _fwd(gy, _flipped_weight(w, groups), stride, dil, full, groups, size)
+    wm = w.reshape(groups, o // groups, -1).swapaxes(-1, -2)         # (G, CgK, Og)
+    g = xp.ascontiguousarray(gy.reshape(n, o, -1).swapaxes(0, 1))    # (O, N, P)
+    cols = xp.matmul(wm, g.reshape(groups, o // groups, -1))         # (G, CgK, N*P)
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-    buf = _col2im(cols, n, c, k, stride, dil, out, padded)
+    buf = _col2im_g(cols, n, c, k, stride, dil, out, padded)
     return xp.ascontiguousarray(_crop(buf, pads, size))
 
 
-def _bwd_weight(x, gy, wshape, stride, dil, pads, groups):
+def _bwd_weight(x, gy, wshape, stride, dil, pads, groups, cols=None):
     """Gradient of a plain convolution w.r.t. its weight of shape ``wshape``."""
     k = wshape[2:]
     n, o = gy.shape[:2]
     out = gy.shape[2:]
-    cols = _im2col(_pad(x, pads), groups, k, stride, dil, out)     # (G, N, CgK, P)
-    g = gy.reshape(n, groups, o // groups, -1).swapaxes(0, 1)       # (G, N, Og, P)
-    gw = xp.matmul(g, cols.swapaxes(-1, -2)).sum(axis=1)            # (G, Og, CgK)
+    if cols is None:
+        cols = _im2col(_pad(x, pads), groups, k, stride, dil, out)  # (G, CgK, N*P)
+    g = xp.ascontiguousarray(gy.reshape(n, o, -1).swapaxes(0, 1))    # (O, N, P)
+    gw = xp.matmul(g.reshape(groups, o // groups, -1), cols.swapaxes(-1, -2))  # (G, Og, CgK)
     return gw.reshape(wshape)
 
 
@@ -215,6 +254,7 @@ def _convolution(input, weight, bias, stride, pads, dil, transposed, output_padd
     """The shared op behind every conv: batched input, normalised arguments."""
     nd = weight._data.ndim - 2
     _check(input, weight, bias, nd, transposed, groups, stride, dil, pads, output_padding)
+    keep = None
     dt = input.dtype
     cdt = compute_dtype(dt)
     x = input._data.astype(cdt, copy=False)
@@ -224,7 +264,9 @@ def _convolution(input, weight, bias, stride, pads, dil, transposed, output_padd
         if x.shape[0] == 0 or 0 in x.shape[1:]:
             r = xp.zeros((x.shape[0], w.shape[0]) + out, cdt)
         else:
-            r = _fwd(x, w, stride, dil, pads, groups, out)
+            # the forward's columns are kept for the weight gradient (one im2col saved)
+            keep = [] if weight._requires_grad and needs_grad(weight) else None
+            r = _fwd(x, w, stride, dil, pads, groups, out, keep)
     else:
         size = tuple((i - 1) * s - lo - hi + d * (k - 1) + op + 1 for i, s, (lo, hi), d, k, op in
                      zip(x.shape[2:], stride, pads, dil, w.shape[2:], output_padding))
@@ -242,12 +284,17 @@ def _convolution(input, weight, bias, stride, pads, dil, transposed, output_padd
     if needs_grad(input, weight, bias):
         record(res, ConvolutionBackward0, (input, weight, bias), input=input, weight=weight,
                stride=stride, pads=pads, dilation=dil, transposed=transposed, groups=groups,
-               has_bias=bias is not None)
+               has_bias=bias is not None, cols=keep[0] if keep else None)
     return res
 
 
 class ConvolutionBackward0(Node):
     """Gradients of a (transposed) convolution as GEMMs; not twice differentiable."""
+
+    def release_saved(self):
+        if self._saved:
+            self._saved.pop("cols", None)
+        super().release_saved()
 
     def backward(self, grad):
         x_t, w_t = self._saved_input, self._saved_weight
@@ -271,7 +318,7 @@ class ConvolutionBackward0(Node):
                     _bwd_input(g, w, stride, dil, pads, groups, x.shape[2:])
             if want[1]:
                 gw = xp.zeros(w.shape, cdt) if empty else \
-                    _bwd_weight(x, g, w.shape, stride, dil, pads, groups)
+                    _bwd_weight(x, g, w.shape, stride, dil, pads, groups, self._saved_cols)
         else:
             if want[0]:
                 gx = xp.zeros(x.shape, cdt) if empty else \

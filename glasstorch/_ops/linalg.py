@@ -132,6 +132,9 @@ def _batch_shape(sa, sb):
 @register("__matmul__")
 def matmul(input, other, *, out=None):
     """Matrix product with torch's rules for 1-D (vector), 2-D and batched operands."""
+    if type(input) is not Tensor and input.is_sparse:
+        from .sparse import spmm
+        return spmm(input, other)
     a, b = input._data, other._data
     da, db = a.ndim, b.ndim
     if da == 0 or db == 0:
@@ -221,6 +224,9 @@ def _require_dim(a, n, what):
 @register()
 def mm(input, mat2, *, out=None):
     """Product of two matrices (2-D only)."""
+    if type(input) is not Tensor and input.is_sparse:
+        from .sparse import spmm
+        return spmm(input, mat2)
     a, b = input._data, mat2._data
     _require_dim(a, 2, "self must be a matrix")
     _require_dim(b, 2, "mat2 must be a matrix")

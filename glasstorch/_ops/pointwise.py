@@ -558,7 +558,42 @@ def _erf_parts(a):
     return erf_, erfc_
 
 
+# float32 erf: erf(x) = tanh(x * g(x^2)) with g a degree-8 polynomial fitted (weighted
+# towards float32's accuracy needs) to atanh(erf(x))/x on |x| <= 4. No branches and no
+# float64 temporaries: ~20 float32 ufunc passes (tanh is SIMD in NumPy). Max error
+# ~3 ulp against the exact erf (torch's: ~1 ulp). erf rounds to +-1 in float32 from
+# |x| = 3.9192, but NumPy's float32 tanh only returns 1 from 10, so past |x| = 3.88 the
+# argument gets a steep extra ramp (and +-inf stays +-inf).
+_ERF32_G = tuple(xp.float32(c) for c in (
+    -1.3041677737746227e-09, 4.3089947610042145e-08, -3.8251209844020195e-07,
+    -2.650000396897667e-06, 7.890228152973577e-05, -0.000607362249866128,
+    -0.000199668895220384, 0.10277077555656433, 1.128379225730896))
+_ERF32_KNEE = xp.float32(3.88)
+_ERF32_RAMP = xp.float32(40.0)
+
+
+def _erf_f32(a):
+    if a.ndim == 0:  # ufuncs return scalars on 0-d arrays; the in-place steps need arrays
+        return _erf_f32(a.reshape(1)).reshape(())
+    x = xp.clip(a, -_ERF32_KNEE, _ERF32_KNEE)
+    t = x * x
+    c = _ERF32_G
+    p = t * c[0]
+    p += c[1]
+    for k in c[2:]:
+        p *= t
+        p += k
+    p *= x
+    with xp.errstate(over="ignore", invalid="ignore"):
+        x -= a
+        x *= -_ERF32_RAMP
+        p += x
+    return xp.tanh(p, out=p)
+
+
 def _erf(a):
+    if a.dtype == xp.float32:
+        return _erf_f32(a)
     e, _ = _erf_parts(a)
     return xp.copysign(e, a)
 

@@ -138,24 +138,58 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name
     k, s, p, d, out = _geometry(a, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
     c = compute_dtype(input.dtype)
     work = a.astype(c, copy=False)
-    win, _ = _padded_windows(work, k, s, p, d, out, _lowest(work.dtype))
-    flat = win.reshape(a.shape[:2] + tuple(out) + (-1,))
-    am = flat.argmax(axis=-1)
-    vals = xp.take_along_axis(flat, am[..., None], axis=-1)[..., 0]
+    win, pads = _padded_windows(work, k, s, p, d, out, _lowest(work.dtype))
+    # running max over the kernel offsets (prod(k) strided passes, no window copy, no
+    # masked copies): like torch, a later element takes the index only if greater, or
+    # NaN; am is the window position, blended arithmetically (wraps harmlessly in uint8)
+    offs = list(itertools.product(*(range(kk) for kk in k)))
+    vals = win[(Ellipsis,) + offs[0]].copy()
+    small = len(offs) < 256
+    am = xp.zeros(vals.shape, xp.uint8 if small else _int64)
+    isfloat = work.dtype.kind == "f"
+    for j, off in enumerate(offs[1:], 1):
+        v = win[(Ellipsis,) + off]
+        m = v > vals
+        if isfloat:
+            m |= v != v
+        am += m.view(xp.uint8) * ((xp.uint8(j) if small else j) - am)
+        xp.maximum(vals, v, out=vals)
     # window position -> flat index into the channel's (unpadded) spatial input
-    kidx = xp.unravel_index(am, k)
-    idx = xp.zeros(am.shape, _int64)
+    size = a.shape[2:]
+    instride = [math.prod(size[i + 1:]) for i in range(nd)]
+    delta = xp.array([sum(o * d[i] * instride[i] for i, o in enumerate(off)) for off in offs],
+                     _int64)
+    idx = delta.take(am)
     for i in range(nd):
         shape = [1] * am.ndim
         shape[2 + i] = out[i]
-        pos = kidx[i] * d[i] + (xp.arange(out[i]) * s[i] - p[i]).reshape(shape)
-        idx = idx * a.shape[2 + i] + pos
+        idx += ((xp.arange(out[i]) * s[i] - p[i]) * instride[i]).reshape(shape)
     r = wrap(_unbatch(vals.astype(input.dtype.np, copy=False), batched))
     ind = wrap(_unbatch(idx, batched))
     if needs_grad(input):
         node = MaxPool2DWithIndicesBackward0 if nd == 2 else MaxPool3DWithIndicesBackward0
-        record(r, node, (input,), self=input, indices=ind, nd=nd)
+        padded = tuple(a.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(pads[2:]))
+        record(r, node, (input,), self=input, indices=ind, nd=nd,
+               geom=(am, k, s, d, out, padded, p, batched))
     return r, ind
+
+
+def _max_pool_grad(grad, geom, shape):
+    """Max pooling's input gradient without a graph: one masked strided add per kernel
+    offset into a padded buffer (no scatter), then the padding cropped off."""
+    am, k, s, d, out, padded, p, batched = geom
+    nd = len(k)
+    g = grad._data.astype(compute_dtype(grad.dtype), copy=False)
+    if not batched:
+        g = g[None]
+    buf = xp.zeros(g.shape[:2] + padded, g.dtype)
+    for j, off in enumerate(itertools.product(*(range(kk) for kk in k))):
+        sl = tuple(slice(off[i] * d[i], off[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i])
+                   for i in range(nd))
+        buf[(slice(None), slice(None)) + sl] += g * (am == j)
+    r = buf[(slice(None), slice(None)) + tuple(slice(p[i], p[i] + shape[-nd + i])
+                                               for i in range(nd))]
+    return xp.ascontiguousarray(r if batched else r[0])
 
 
 def _scatter_back(grad, inp, indices, nd):
@@ -168,6 +202,10 @@ def _scatter_back(grad, inp, indices, nd):
 
 class MaxPool2DWithIndicesBackward0(Node):
     def backward(self, grad):
+        geom = self._saved.get("geom")
+        if geom is not None and not _state.grad_enabled:
+            shape = self._saved_self.shape
+            return (wrap(_max_pool_grad(grad, geom, shape).astype(grad.dtype.np, copy=False)),)
         return (_scatter_back(grad, self._saved_self, self._saved_indices, self._saved_nd),)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import warnings
+from sys import getrefcount as _getrefcount
 
 from .._core import dtype as _dt
 from .._tensor import Tensor
@@ -56,6 +57,11 @@ def _validate(node, grads):
     if len(grads) != len(meta):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(meta)}, got {len(grads)})")
+    for g, m in zip(grads, meta):  # fast path: every gradient already matches
+        if g is not None and (m is None or g._data.shape != m[0] or g._data.dtype != m[1]):
+            break
+    else:
+        return grads
     out = []
     for i, (g, m) in enumerate(zip(grads, meta)):
         if g is None or m is None:
@@ -127,10 +133,37 @@ def _apply_tensor_hooks(node, nr, grad):
     return grad
 
 
+# References to the incoming gradient when nothing else holds it: the engine's buffer
+# list, _accumulate's and _stealable's parameters, getrefcount's argument.
+_STEAL_TENSOR_REFS = 4
+_STEAL_ARRAY_REFS = 3   # the tensor's slot, the local, getrefcount's argument
+
+
+def _stealable(grad, leaf):
+    """Whether a leaf's first gradient can be the incoming tensor itself (as torch's
+    AccumulateGrad steals it): nothing else references the tensor or its array, the
+    array owns its memory, and its layout matches the leaf's. Any unknown holder only
+    raises the counts, so the test errs on the side of copying."""
+    if type(grad) is not Tensor or grad.grad_fn is not None or grad._base is not None or \
+            grad._version_counter is not None or grad._requires_grad or grad.__dict__:
+        return False
+    arr = grad._data
+    ld = leaf._data
+    return (arr.base is None and arr.dtype == ld.dtype and arr.shape == ld.shape and
+            arr.strides == ld.strides and arr.flags.writeable and
+            _getrefcount(arr) <= _STEAL_ARRAY_REFS and
+            _getrefcount(grad) <= _STEAL_TENSOR_REFS)
+
+
 def _accumulate(node, grad, create_graph):
     leaf = node.variable
     if leaf._grad is None:
-        leaf._grad = grad.clone() if create_graph else grad.detach().clone()
+        if create_graph:
+            leaf._grad = grad.clone()
+        elif _stealable(grad, leaf):
+            leaf._grad = grad  # no copy: nothing else can see this tensor
+        else:
+            leaf._grad = grad.detach().clone()
     elif create_graph:
         leaf._grad = leaf._grad + grad
     else:
@@ -219,12 +252,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     if g is not None:
                         buf = buffers.get(nx)
                         if buf is None:
-                            buf = buffers[nx] = [None] * _num_outputs(nx)
+                            meta = nx.__dict__.get("_output_meta")
+                            buf = buffers[nx] = [None] if meta is None else [None] * len(meta)
                         buf[nr] = g if buf[nr] is None else buf[nr] + g
                 left = deps[nx] - 1
                 deps[nx] = left
                 if left == 0:
                     heappush(ready, (-nx._sequence_nr, nx))
+            g = outs = None  # hold no gradient past its node (AccumulateGrad may steal it)
     finally:
         _state.grad_enabled = prev
 
@@ -244,7 +279,7 @@ def _run_node(node, grads, create_graph, capture, retain_graph, accumulate_here)
         if not capture and accumulate_here and grads[0] is not None:
             _accumulate(node, grads[0], create_graph)
         return ()
-    if all(g is None for g in grads):
+    if grads.count(None) == len(grads):
         return ()
     meta = node.__dict__.get("_output_meta")
     if meta is not None and node.__dict__.get("_materialize_grads", True):

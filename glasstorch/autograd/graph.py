@@ -248,27 +248,44 @@ def record(outputs, node_cls, inputs, **saved):
     names what backward needs: tensors are kept as SavedTensor (outputs among
     them without a reference cycle), anything else as a plain value.
     """
-    edges = tuple([_edge(t) for t in inputs])
-    meta = tuple([(t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None
-                  for t in inputs])
-    node = node_cls(edges, meta)
+    # one pass over the inputs builds both the edges and the input metadata
+    edges = []
+    meta = []
+    for t in inputs:
+        if isinstance(t, Tensor):
+            d = t._data
+            meta.append((d.shape, d.dtype))
+            fn = t.grad_fn
+            if fn is not None:
+                edges.append((fn, t._output_nr))
+            elif t._requires_grad:
+                edges.append((grad_accumulator(t), 0))
+            else:
+                edges.append(_NO_EDGE)
+        else:
+            meta.append(None)
+            edges.append(_NO_EDGE)
+    node = node_cls(tuple(edges), tuple(meta))
     if type(outputs) is tuple:
         outs = outputs
         node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else
                                   ((), None) for o in outs)
+        for i, o in enumerate(outs):
+            if o is not None and o._data.dtype.kind in "fcV":  # float, complex, bfloat16
+                o.grad_fn = node
+                o._requires_grad = True
+                if i:
+                    o._output_nr = i
     else:
-        outs = (outputs,)
-    for i, o in enumerate(outs):
-        if o is not None and o._data.dtype.kind in "fcV":  # float, complex, bfloat16
-            o.grad_fn = node
-            o._requires_grad = True
-            if i:
-                o._output_nr = i
+        outs = None
+        if outputs is not None and outputs._data.dtype.kind in "fcV":
+            outputs.grad_fn = node
+            outputs._requires_grad = True
     if saved:
         hooks = _state.saved_tensor_hooks
         for k, v in saved.items():
             if isinstance(v, Tensor):
-                is_output = v is outputs or (outs is outputs and any(v is o for o in outs))
+                is_output = v is outputs or (outs is not None and any(v is o for o in outs))
                 saved[k] = SavedTensor(v, is_output, hooks)
         node._saved = saved
     if _state.anomaly_enabled:
@@ -313,3 +330,7 @@ class save_on_cpu(saved_tensors_hooks):
     def __init__(self, pin_memory=False, device_type="cuda"):
         super().__init__(lambda t: (t.detach().clone(), t._requires_grad),
                          lambda packed: packed[0])
+
+
+# Pictures of the graph (imported last: graph_viz builds on the classes above).
+from .graph_viz import print_graph, render, to_dot  # noqa: E402,F401

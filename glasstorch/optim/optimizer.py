@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from copy import deepcopy
 from itertools import chain
 
+from .. import debug as _debug
 from .._core import dtype as _dt
 from .._core.backend import xp
 from .._tensor import Tensor, _wrap
@@ -226,6 +227,8 @@ class Optimizer:
         for param_group in param_groups:
             self.add_param_group(param_group)
         self._warned_capturable_if_run_uncaptured = True
+        if _debug._on:
+            _debug._impl().optimizer_built(self)
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state,
@@ -267,7 +270,11 @@ class Optimizer:
                     else:
                         raise RuntimeError(f"{func} must return None or a tuple of "
                                            f"(new_args, new_kwargs), but got {result}.")
+            if _debug._on:
+                _debug._impl().before_step(self)
             out = func(*args, **kwargs)
+            if _debug._on:
+                _debug._impl().after_step(self)
             for post_hook in chain(self._optimizer_step_post_hooks.values(),
                                    _global_optimizer_post_hooks.values()):
                 post_hook(self, args, kwargs)

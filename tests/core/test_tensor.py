@@ -134,3 +134,12 @@ def test_out_argument():
     out = gt.empty(0)
     r = gt.add(gt.ones(2), gt.ones(2), out=out)
     assert r is out and out.tolist() == [2.0, 2.0]
+
+
+def test_out_of_range_python_ints_wrap_like_torch():
+    for op in (lambda t: t & -16, lambda t: t + (-16), lambda t: t * 300, lambda t: t | 256):
+        g = op(gt.tensor([1, 200], dtype=gt.uint8))
+        t = op(torch.tensor([1, 200], dtype=torch.uint8))
+        assert g.tolist() == t.tolist() and repr(g.dtype) == repr(t.dtype)
+    assert (gt.tensor([5], dtype=gt.int8) - 300).tolist() == \
+        (torch.tensor([5], dtype=torch.int8) - 300).tolist()

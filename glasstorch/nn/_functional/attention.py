@@ -12,11 +12,8 @@ __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
 def _linear(x, w, b=None):
-    fn = getattr(_gt, "linear", None)
-    if fn is not None:
-        return fn(x, w, b)
-    out = x.matmul(w.t())
-    return out if b is None else out + b
+    # looked up on each call so autocast's wrapper of F.linear applies
+    return _gt.nn.functional.linear(x, w, b)
 
 
 def _softmax(x, dim):

@@ -10,6 +10,7 @@ import math
 import warnings
 
 import glasstorch as _gt
+from glasstorch import debug as _debug
 
 from ..._ops import loss as _L
 
@@ -49,6 +50,8 @@ def _reduce(loss, reduction):
 
 
 def _warn_size(input, target):
+    if _debug._on:
+        _debug._impl().loss_shapes(input, target)
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
                       f"({input.size()}). This will likely lead to incorrect results due to "
@@ -76,6 +79,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     """Negative log likelihood of the target classes given log-probabilities."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if _debug._on:
+        _debug._impl().nll_loss_input(input, target, ignore_index)
+        return _debug._impl().track_loss(_L.nll_loss(input, target, weight, reduction,
+                                                     ignore_index))
     return _L.nll_loss(input, target, weight, reduction, ignore_index)
 
 
@@ -83,6 +90,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim followed by nll_loss (class indices), or the
     cross entropy against class probabilities when ``target`` has the input's shape."""
+    if _debug._on:
+        _debug._impl().cross_entropy_input(input, target, ignore_index)
+        return _debug._impl().track_loss(_cross_entropy(
+            input, target, weight, size_average, ignore_index, reduce, reduction,
+            label_smoothing))
+    return _cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction,
+                          label_smoothing)
+
+
+def _cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction,
+                   label_smoothing):
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "

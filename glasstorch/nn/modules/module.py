@@ -12,6 +12,7 @@ import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 
+from ... import debug as _debug
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, is_lazy
@@ -175,6 +176,13 @@ class Module:
                                   f'"forward" function')
 
     def __call__(self, *args, **kwargs):
+        if _debug._on:
+            return _debug._impl().module_call(self, args, kwargs)
+        return self._call_undebugged(args, kwargs)
+
+    _call_impl = __call__
+
+    def _call_undebugged(self, args, kwargs):
         d = self.__dict__
         if not (d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"] or
                 d["_backward_pre_hooks"] or _global_forward_hooks or
@@ -182,8 +190,6 @@ class Module:
                 _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
-
-    _call_impl = __call__
 
     def _call_with_hooks(self, args, kwargs):
         d = self.__dict__
@@ -489,6 +495,8 @@ class Module:
                     value = out
             d["_buffers"][name] = value
         else:
+            if _debug._on:
+                _debug._impl().module_setattr(self, name, value)
             object.__setattr__(self, name, value)
 
     @staticmethod

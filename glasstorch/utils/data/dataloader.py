@@ -21,6 +21,7 @@ import sys
 import warnings
 import weakref
 
+from ... import debug as _debug
 from . import _utils
 from ._utils import shared_memory
 from ._utils.collate import default_collate, default_convert
@@ -301,6 +302,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def _next_data(self):
         index = self._next_index()  # may raise StopIteration
+        if _debug._on and self._num_yielded < 4:
+            return _debug._impl().fetch_watched(self, index)
         return self._dataset_fetcher.fetch(index)  # may raise StopIteration
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ... import debug as _debug
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -41,6 +42,8 @@ class DistributedSampler(Sampler):
 
     def __iter__(self):
         n = len(self.dataset)
+        if self.shuffle and _debug._on:
+            _debug._impl().sampler_iter(self)
         if self.shuffle:
             import glasstorch
             g = glasstorch.Generator()
@@ -67,3 +70,4 @@ class DistributedSampler(Sampler):
     def set_epoch(self, epoch):
         """Set the epoch that (with ``seed``) determines this pass's shuffle."""
         self.epoch = epoch
+        self.__dict__["_gt_set_epoch_called"] = True

@@ -1,0 +1,8 @@
+"""Image transforms (torchvision.transforms)."""
+from . import functional
+from .autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
+from .transforms import *  # noqa: F401,F403
+from .transforms import __all__ as _all
+
+__all__ = ["functional", *_all, "AutoAugment", "AutoAugmentPolicy", "RandAugment",
+           "TrivialAugmentWide"]
