@@ -9,6 +9,7 @@ most recently created runs first, as in torch.
 from __future__ import annotations
 
 import heapq
+import sys
 import warnings
 from sys import getrefcount as _getrefcount
 
@@ -137,6 +138,10 @@ def _apply_tensor_hooks(node, nr, grad):
 # list, _accumulate's and _stealable's parameters, getrefcount's argument.
 _STEAL_TENSOR_REFS = 4
 _STEAL_ARRAY_REFS = 3   # the tensor's slot, the local, getrefcount's argument
+# Reference counts mean this only on the CPython versions it was checked on; elsewhere
+# (free-threaded or newer interpreters that borrow references) always copy.
+_CAN_STEAL = (sys.implementation.name == "cpython" and (3, 10) <= sys.version_info[:2] <= (3, 13)
+              and getattr(sys, "_is_gil_enabled", lambda: True)() is not False)
 
 
 def _stealable(grad, leaf):
@@ -144,7 +149,8 @@ def _stealable(grad, leaf):
     AccumulateGrad steals it): nothing else references the tensor or its array, the
     array owns its memory, and its layout matches the leaf's. Any unknown holder only
     raises the counts, so the test errs on the side of copying."""
-    if type(grad) is not Tensor or grad.grad_fn is not None or grad._base is not None or \
+    if not _CAN_STEAL or type(grad) is not Tensor or grad.grad_fn is not None or \
+            grad._base is not None or \
             grad._version_counter is not None or grad._requires_grad or grad.__dict__:
         return False
     arr = grad._data

@@ -56,3 +56,27 @@ def test_grid_sample_with_affine_grid_identity_reproduces_input():
     grid = glasstorch.nn.functional.affine_grid(theta, (1, 2, 4, 4), align_corners=False)
     y = glasstorch.nn.functional.grid_sample(x, grid, align_corners=False)
     np.testing.assert_allclose(y.numpy(), x.numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("dilation,padding", [(2, 3), (1, 2), (3, 4)])
+def test_stride1_conv_with_padding_beyond_the_dilated_kernel(dilation, padding):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 7, 6))
+    w = rng.standard_normal((4, 3, 3, 3))
+    outs = []
+    for L in (glasstorch, torch):
+        xi = L.from_numpy(x.copy()).requires_grad_()
+        wi = L.from_numpy(w.copy()).requires_grad_()
+        y = L.nn.functional.conv2d(xi, wi, padding=padding, dilation=dilation)
+        y.sum().backward()
+        outs.append((y.detach().numpy(), xi.grad.numpy(), wi.grad.numpy()))
+    for g, t in zip(*outs):
+        np.testing.assert_allclose(g, t, rtol=1e-7, atol=1e-9)
+
+
+def test_max_pool_nan_windows_index_like_torch():
+    x = np.array([[[[np.nan, 1.0, np.nan, 2.0], [0.5, np.nan, 3.0, 1.0]]]])
+    g = glasstorch.nn.functional.max_pool2d(glasstorch.from_numpy(x), 2, return_indices=True)
+    t = torch.nn.functional.max_pool2d(torch.from_numpy(x), 2, return_indices=True)
+    np.testing.assert_array_equal(g[1].numpy(), t[1].numpy())
+    np.testing.assert_array_equal(np.isnan(g[0].numpy()), np.isnan(t[0].numpy()))

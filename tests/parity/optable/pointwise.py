@@ -649,3 +649,17 @@ def _misc_ops():
 
 
 OPS += _unary_ops() + _binary_ops() + _dunder_ops() + _misc_ops()
+
+
+def _erf_special(dtype, rng):
+    import numpy as np
+    vals = np.array([0.0, -0.0, 1e-8, 0.5, 1.0, 2.0, 3.92, 3.93, 4.5, 10.0, -3.92, np.inf,
+                     -np.inf, np.nan], dtype=dtype)
+    yield S(vals)
+    yield S(np.linspace(-6, 6, 2001).astype(dtype))
+
+
+OPS += [
+    OpInfo("erf_special", lambda lib, a: [lib.erf(a), lib.erfc(a)], _erf_special,
+           dtypes=("float32", "float64")),
+]
