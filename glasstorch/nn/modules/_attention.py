@@ -7,14 +7,10 @@ import glasstorch as _gt
 from .. import init
 from .._functional.attention import _canonical_mask, multi_head_attention_forward
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear that quantization tooling leaves alone (MultiheadAttention.out_proj)."""
 
 
 class MultiheadAttention(Module):

@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter, UninitializedParameter, is_lazy
 from .module import Module
 
-__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -128,3 +128,7 @@ class LazyLinear(Linear):
             module._lazy_hook.remove()
             del module._lazy_hook
             module.__class__ = module.cls_to_become
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear that quantization tooling leaves alone (MultiheadAttention.out_proj)."""
