@@ -95,12 +95,24 @@ def run_timings(libs, workloads, repeat, smoke):
 
 def _peak_rss_child(lib_name, case, threads):
     """In a fresh process: a few training steps of ``case``; print peak RSS in MiB."""
-    import resource
     libs = _libraries(threads, with_torch=lib_name == "torch")
     step = getattr(models, case)(libs[lib_name])
     for _ in range(3):
         step()
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(_peak_rss_mib())
+
+
+def _peak_rss_mib():
+    # VmHWM restarts with each exec'd process; ru_maxrss would carry the parent's peak over
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_memory(threads, with_torch):
