@@ -288,8 +288,51 @@ def _convolution(input, weight, bias, stride, pads, dil, transposed, output_padd
     return res
 
 
+def _weight_grad(inp, out_grad, wshape, stride, pads, dil, groups):
+    """d loss / d weight as recorded convolutions: per group, ``inp`` with batch and channels
+    swapped, convolved with ``out_grad`` (stride and dilation exchanged), cropped to the
+    kernel. Returns (C_out, C_in / groups, *kernel)."""
+    from .rearrange import cat
+    nd = len(wshape) - 2
+    cin_g, cout_g = inp.shape[1] // groups, out_grad.shape[1] // groups
+    parts = []
+    for g in range(groups):
+        x = inp.narrow(1, g * cin_g, cin_g).transpose(0, 1)
+        k = out_grad.narrow(1, g * cout_g, cout_g).transpose(0, 1)
+        r = _convolution(x, k, None, dil, pads, stride, False, (0,) * nd, 1)
+        for d in range(nd):
+            r = r.narrow(2 + d, 0, wshape[2 + d])
+        parts.append(r.transpose(0, 1))
+    return parts[0] if groups == 1 else cat(parts, 0)
+
+
 class ConvolutionBackward0(Node):
-    """Gradients of a (transposed) convolution as GEMMs; not twice differentiable."""
+    """Gradients of a (transposed) convolution as GEMMs. Under ``create_graph=True`` they
+    are computed with recorded convolutions instead, so they can be differentiated again."""
+
+    def _recorded_grads(self, grad, want):
+        x, w = self._saved_input, self._saved_weight
+        stride, pads, dil = self._saved_stride, self._saved_pads, self._saved_dilation
+        groups, nd = self._saved_groups, w.dim() - 2
+        gx = gw = gb = None
+        if not self._saved_transposed:
+            if want[0]:
+                op = tuple(xs - ((gs - 1) * s - lo - hi + d * (k - 1) + 1) for xs, gs, s, (lo, hi),
+                           d, k in zip(x.shape[2:], grad.shape[2:], stride, pads, dil,
+                                       w.shape[2:]))
+                gx = _convolution(grad, w, None, stride, pads, dil, True, op, groups)
+            if want[1]:
+                gw = _weight_grad(x, grad, w.shape, stride, pads, dil, groups)
+        else:
+            if want[0]:
+                gx = _convolution(grad, w, None, stride, pads, dil, False, (0,) * nd, groups)
+                for d in range(nd):
+                    gx = gx.narrow(2 + d, 0, x.shape[2 + d])
+            if want[1]:
+                gw = _weight_grad(grad, x, w.shape, stride, pads, dil, groups)
+        if want[2]:
+            gb = grad.sum([0] + list(range(2, grad.dim())))
+        return gx, gw, gb
 
     def release_saved(self):
         if self._saved:
@@ -298,10 +341,10 @@ class ConvolutionBackward0(Node):
 
     def backward(self, grad):
         x_t, w_t = self._saved_input, self._saved_weight
+        want = [self.next_functions[i][0] is not None for i in range(3)]
         if _state.grad_enabled and (grad.requires_grad or x_t.requires_grad or
-                                    w_t.requires_grad):
-            raise RuntimeError("double backward through a convolution is not supported in "
-                               "glasstorch")
+                                    w_t.requires_grad) and grad.numel() and x_t.numel():
+            return self._recorded_grads(grad, want)
         dt = x_t.dtype
         cdt = compute_dtype(dt)
         g = grad._data.astype(cdt, copy=False)
@@ -309,7 +352,6 @@ class ConvolutionBackward0(Node):
         w = w_t._data.astype(cdt, copy=False)
         stride, pads, dil = self._saved_stride, self._saved_pads, self._saved_dilation
         groups = self._saved_groups
-        want = [self.next_functions[i][0] is not None for i in range(3)]
         gx = gw = gb = None
         empty = g.size == 0 or x.size == 0
         if not self._saved_transposed:

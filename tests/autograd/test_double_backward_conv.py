@@ -1,0 +1,52 @@
+"""Double backward through convolutions (gradient penalties on CNNs) against torch."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import glasstorch
+
+torch = pytest.importorskip("torch")
+
+CASES = list(itertools.product([False, True], [1, 2], [0, 1], [1, 2], [1, 2]))
+
+
+def _penalty_grads(L, x, w, transposed, stride, pad, dil, groups, op=0):
+    xi = L.from_numpy(x.copy()).requires_grad_()
+    wi = L.from_numpy(w.copy()).requires_grad_()
+    F = L.nn.functional
+    if transposed:
+        y = F.conv_transpose2d(xi, wi, stride=stride, padding=pad, dilation=dil, groups=groups,
+                               output_padding=op)
+    else:
+        y = F.conv2d(xi, wi, stride=stride, padding=pad, dilation=dil, groups=groups)
+    gx, gw = L.autograd.grad((y * y).sum(), (xi, wi), create_graph=True)
+    penalty = (gx ** 2).sum() + (gw ** 3).sum()
+    hx, hw = L.autograd.grad(penalty, (xi, wi))
+    return [t.detach().numpy() for t in (gx, gw, hx, hw)]
+
+
+@pytest.mark.parametrize("transposed,stride,pad,dil,groups", CASES)
+def test_conv2d_gradient_penalty_matches_torch(transposed, stride, pad, dil, groups):
+    rng = np.random.default_rng(0)
+    c = 2 * groups
+    x = rng.standard_normal((2, c, 6, 5))
+    shape = (c, c // groups, 3, 2)
+    w = rng.standard_normal(shape)
+    op = min(1 if stride > 1 else 0, max(stride, dil) - 1) if transposed else 0
+    ours = _penalty_grads(glasstorch, x, w, transposed, stride, pad, dil, groups, op)
+    theirs = _penalty_grads(torch, x, w, transposed, stride, pad, dil, groups, op)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-8)
+
+
+def test_gradgradcheck_conv1d_same_padding_and_conv3d():
+    x = glasstorch.randn(1, 2, 7, dtype=glasstorch.float64, requires_grad=True)
+    w = glasstorch.randn(3, 2, 4, dtype=glasstorch.float64, requires_grad=True)
+    F = glasstorch.nn.functional
+    assert glasstorch.autograd.gradgradcheck(lambda a, b: F.conv1d(a, b, padding="same"), (x, w))
+    x3 = glasstorch.randn(1, 2, 3, 4, 3, dtype=glasstorch.float64, requires_grad=True)
+    w3 = glasstorch.randn(2, 1, 2, 2, 2, dtype=glasstorch.float64, requires_grad=True)
+    assert glasstorch.autograd.gradgradcheck(
+        lambda a, b: F.conv3d(a, b, stride=(1, 2, 1), groups=2), (x3, w3))
