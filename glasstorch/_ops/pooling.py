@@ -314,8 +314,6 @@ class AvgPool2DBackward0(Node):
     """Spread each output's gradient evenly over its window (col2im by kernel offsets)."""
 
     def backward(self, grad):
-        if _state.grad_enabled and grad.requires_grad:
-            raise RuntimeError("double backward through avg_pool is not supported in glasstorch")
         k, s, p, out = self._saved_geom
         nd = len(k)
         shape = tuple(self._saved_shape)
@@ -335,10 +333,38 @@ class AvgPool2DBackward0(Node):
                                                    for i in range(nd))]
         if not self._saved_batched:
             r = r[0]
-        return (wrap(xp.ascontiguousarray(r).astype(grad.dtype.np, copy=False)),)
+        result = wrap(xp.ascontiguousarray(r).astype(grad.dtype.np, copy=False))
+        if _state.grad_enabled and grad.requires_grad:
+            # the spreading is linear in grad; its adjoint is the pooling itself
+            record(result, AvgPool2DBackwardBackward0 if nd == 2 else
+                   AvgPool3DBackwardBackward0, (grad,), geom=self._saved_geom,
+                   div=self._saved_div, batched=self._saved_batched)
+        return (result,)
 
 
 class AvgPool3DBackward0(AvgPool2DBackward0):
+    pass
+
+
+class AvgPool2DBackwardBackward0(Node):
+    """Adjoint of the window spreading: average-pool the incoming gradient (linear, so
+    this is exact; it is not differentiated a third time)."""
+
+    def backward(self, h):
+        k, s, p, out = self._saved_geom
+        nd = len(k)
+        a = h._data.astype(compute_dtype(h.dtype), copy=False)
+        if not self._saved_batched:
+            a = a[None]
+        win, _ = _padded_windows(a, k, s, p, (1,) * nd, out, 0)
+        total = win.sum(axis=tuple(range(2 + nd, 2 + 2 * nd)))
+        r = total / xp.asarray(self._saved_div, dtype=total.dtype)
+        if not self._saved_batched:
+            r = r[0]
+        return wrap(r.astype(h.dtype.np, copy=False))
+
+
+class AvgPool3DBackwardBackward0(AvgPool2DBackwardBackward0):
     pass
 
 

@@ -50,3 +50,29 @@ def test_gradgradcheck_conv1d_same_padding_and_conv3d():
     w3 = glasstorch.randn(2, 1, 2, 2, 2, dtype=glasstorch.float64, requires_grad=True)
     assert glasstorch.autograd.gradgradcheck(
         lambda a, b: F.conv3d(a, b, stride=(1, 2, 1), groups=2), (x3, w3))
+
+
+@pytest.mark.parametrize("k,s,p,ceil,cip,div", [(2, 2, 0, False, True, None),
+                                                (3, 2, 1, True, False, None),
+                                                (3, 1, 1, False, True, 3),
+                                                (2, 1, 1, True, True, None)])
+def test_avg_pool_double_backward_matches_torch(k, s, p, ceil, cip, div):
+    x = np.random.default_rng(0).standard_normal((2, 2, 7, 6))
+    outs = []
+    for L in (glasstorch, torch):
+        xi = L.from_numpy(x.copy()).requires_grad_()
+        y = L.nn.functional.avg_pool2d(xi, k, s, p, ceil_mode=ceil, count_include_pad=cip,
+                                       divisor_override=div)
+        gx, = L.autograd.grad((y ** 3).sum(), xi, create_graph=True)
+        h, = L.autograd.grad((gx ** 2).sum(), xi)
+        outs.append((gx.detach().numpy(), h.numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def test_avg_pool_gradgradcheck_1d_3d():
+    F = glasstorch.nn.functional
+    x1 = glasstorch.randn(2, 3, 8, dtype=glasstorch.float64, requires_grad=True)
+    assert glasstorch.autograd.gradgradcheck(lambda a: F.avg_pool1d(a, 3, 2, 1), (x1,))
+    x3 = glasstorch.randn(1, 2, 4, 4, 4, dtype=glasstorch.float64, requires_grad=True)
+    assert glasstorch.autograd.gradgradcheck(lambda a: F.avg_pool3d(a, 2), (x3,))
