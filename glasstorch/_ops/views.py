@@ -542,8 +542,17 @@ def unfold(input, dimension, size, step):
 class UnfoldBackward0(Node):
     def backward(self, grad):
         d, size, step = self._saved_dimension, self._saved_size, self._saved_step
-        return _scatter_add_through(self._saved_input_geometry,
-                                    lambda pos: pos.unfold(d, size, step), grad)
+        result = _scatter_add_through(self._saved_input_geometry,
+                                      lambda pos: pos.unfold(d, size, step), grad)
+        if needs_grad(grad):
+            # linear in grad; its adjoint is the unfold itself
+            record(result, UnfoldBackwardBackward0, (grad,), dimension=d, size=size, step=step)
+        return result
+
+
+class UnfoldBackwardBackward0(Node):
+    def backward(self, h):
+        return h.unfold(self._saved_dimension, self._saved_size, self._saved_step)
 
 
 @register()

@@ -76,3 +76,16 @@ def test_avg_pool_gradgradcheck_1d_3d():
     assert glasstorch.autograd.gradgradcheck(lambda a: F.avg_pool1d(a, 3, 2, 1), (x1,))
     x3 = glasstorch.randn(1, 2, 4, 4, 4, dtype=glasstorch.float64, requires_grad=True)
     assert glasstorch.autograd.gradgradcheck(lambda a: F.avg_pool3d(a, 2), (x3,))
+
+
+def test_unfold_double_backward_matches_torch():
+    x = np.random.default_rng(0).standard_normal((3, 7, 4))
+    outs = []
+    for L in (glasstorch, torch):
+        xi = L.from_numpy(x.copy()).requires_grad_()
+        y = xi.transpose(0, 1).unfold(0, 3, 2)
+        g, = L.autograd.grad((y ** 3).sum(), xi, create_graph=True)
+        h, = L.autograd.grad((g ** 2).sum(), xi)
+        outs.append((g.detach().numpy(), h.numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
