@@ -497,9 +497,8 @@ def _scatter_add_through(geometry, view_fn, grad):
     """Gradient of a (possibly overlapping) strided view: add ``grad`` back at the storage
     positions the view read. ``view_fn`` maps the input's storage-position tensor to the view."""
     shape, stride, offset = geometry
-    positions = wrap(xp.zeros(0, dtype=xp.int64))
-    extent = offset + 1 + sum((n - 1) * st for n, st in zip(shape, stride)) if all(shape) else 0
-    storage = wrap(xp.arange(max(extent, 0), dtype=xp.int64))
+    extent = _extent(geometry)
+    storage = wrap(xp.arange(extent, dtype=xp.int64))
     positions = view_fn(storage.as_strided(shape, stride, offset))
     flat = xp.zeros(max(extent, 1), dtype=grad._data.dtype)
     xp.add.at(flat, positions._data.reshape(-1), grad.detach()._data.reshape(-1))
@@ -507,11 +506,37 @@ def _scatter_add_through(geometry, view_fn, grad):
     return base.as_strided(shape, stride, offset).clone()
 
 
+def _extent(geometry):
+    shape, stride, offset = geometry
+    return offset + 1 + sum((n - 1) * st for n, st in zip(shape, stride)) if all(shape) else 0
+
+
 class AsStridedBackward0(Node):
     def backward(self, grad):
         size, stride, off = self._saved_size, self._saved_stride, self._saved_storage_offset
-        return _scatter_add_through(self._saved_input_geometry,
-                                    lambda pos: pos.as_strided(size, stride, off), grad)
+        geometry = self._saved_input_geometry
+        result = _scatter_add_through(geometry, lambda pos: pos.as_strided(size, stride, off),
+                                      grad)
+        if needs_grad(grad):
+            # linear in grad; its adjoint gathers, for each view element, the input element
+            # stored where that view element reads (-1 where no input element is)
+            shape, in_stride, in_off = geometry
+            extent = _extent(geometry)
+            storage = xp.arange(extent, dtype=xp.int64)
+            inp_pos = wrap(storage).as_strided(shape, in_stride, in_off)._data.reshape(-1)
+            owner = xp.full(max(extent, 1), -1, dtype=xp.int64)
+            owner[inp_pos] = xp.arange(inp_pos.size, dtype=xp.int64)
+            view_pos = wrap(storage).as_strided(size, stride, off)._data
+            record(result, AsStridedBackwardBackward0, (grad,), index=owner[view_pos])
+        return result
+
+
+class AsStridedBackwardBackward0(Node):
+    def backward(self, h):
+        index = self._saved_index
+        valid = index >= 0
+        picked = h.reshape(-1)[wrap(xp.where(valid, index, 0))]
+        return picked if valid.all() else picked * wrap(valid.astype(h._data.dtype))
 
 
 @register()
