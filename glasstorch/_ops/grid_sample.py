@@ -164,6 +164,8 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 class GridSampler2DBackward0(Node):
     """Input gradient by scattering to the taps; grid gradient from the weights' slopes.
     (Computed in NumPy: not differentiable a second time.)"""
+    once_differentiable = True
+
 
     def backward(self, grad):
         inp, grid = self._saved_input, self._saved_grid

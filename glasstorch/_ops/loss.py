@@ -782,6 +782,8 @@ def _ctc_grad(lp, ext, skip, valid, alpha, emit, il, tl, ll, bidx):
 
 
 class CtcLossBackward0(Node):
+    once_differentiable = True
+
     def backward(self, grad):
         shape, np_dt = self._input_meta[0]
         g = grad.reshape(1, -1, 1)

@@ -365,6 +365,8 @@ def cross_map_lrn2d(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 class CrossMapLRN2dBackward(Node):
     """torch's legacy backward formula (a symmetric window over ``grad * out / scale``)."""
+    once_differentiable = True
+
 
     def backward(self, grad):
         scale, out, x = self._saved_scale, self._saved_out, self._saved_x

@@ -16,7 +16,7 @@ from sys import getrefcount as _getrefcount
 from .._core import dtype as _dt
 from .._tensor import Tensor
 from .grad_mode import _state
-from .graph import AccumulateGrad, edge_of
+from .graph import AccumulateGrad, Node, edge_of
 
 __all__ = ["run_backward"]
 
@@ -96,6 +96,8 @@ def _call_node(node, grads):
     if not isinstance(out, tuple):
         out = (out,)
     out = _validate(node, out)
+    if node.once_differentiable and _state.grad_enabled:
+        out = _refuse_second_derivative(node, grads, out)
     hooks = node._hooks
     if hooks:
         for hook in list(hooks.values()):
@@ -105,6 +107,26 @@ def _call_node(node, grads):
     if _state.anomaly_enabled and _state.anomaly_check_nan:
         _check_nan(node, out)
     return out
+
+
+class _NotTwiceDifferentiable(Node):
+    """Stands for the derivative of a backward that is computed outside the graph."""
+
+    def backward(self, *grads):
+        raise RuntimeError(f"the derivative of {self._saved_of} is not implemented (it is "
+                           "computed in NumPy): double backward through it is not supported")
+
+
+def _refuse_second_derivative(node, grads, out):
+    """Under create_graph, a NumPy-level backward gives gradients with no history; attach
+    a node that raises if they are differentiated, instead of silently giving zeros."""
+    from .graph import SavedTensor, record
+    saved = [v.unpack(node) for v in (node._saved or {}).values() if isinstance(v, SavedTensor)]
+    live = tuple(t for t in list(grads) + saved if t is not None and t.requires_grad)
+    if not live:
+        return out
+    return [o if o is None or o.grad_fn is not None else
+            record(o.detach(), _NotTwiceDifferentiable, live, of=node.name()) for o in out]
 
 
 def _check_nan(node, grads):

@@ -114,6 +114,10 @@ class Node:
     __slots__ = ("next_functions", "_input_meta", "_saved", "_sequence_nr", "__weakref__",
                  "__dict__")
 
+    # True for nodes whose backward is computed outside the graph (NumPy-level): the
+    # engine then refuses to differentiate their results a second time.
+    once_differentiable = False
+
     # Rarely set, so they live in the instance __dict__ only when used.
     _pre_hooks = None
     _hooks = None

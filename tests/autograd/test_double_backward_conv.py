@@ -107,3 +107,12 @@ def test_as_strided_and_rebased_view_double_backward_match_torch():
         outs.append([t.detach().numpy() for t in (g, h, g2, h2)])
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def test_numpy_level_backwards_refuse_a_second_derivative_instead_of_zeros():
+    x = glasstorch.randn(1, 1, 4, 4, requires_grad=True)
+    grid = glasstorch.rand(1, 3, 3, 2) * 2 - 1
+    y = glasstorch.nn.functional.grid_sample(x, grid, align_corners=False).sum()
+    gx, = glasstorch.autograd.grad(y, x, create_graph=True)
+    with pytest.raises(RuntimeError, match="GridSampler2DBackward0"):
+        glasstorch.autograd.grad((gx ** 2).sum(), x)
