@@ -48,8 +48,9 @@ cfloat, cdouble = complex64, complex128
 
 # Subpackages last: they may import names from the flat namespace above.
 from . import (  # noqa: E402
-    accelerator, autograd, backends, compiler, cuda, debug, distributions, func, jit, linalg,
-    memory, nn, optim, profiler, random, return_types, sparse, utils, version, vision,
+    accelerator, autograd, backends, compiler, cuda, debug, distributed, distributions, func,
+    jit, linalg, memory, nn, optim, profiler, random, return_types, sparse, utils, version,
+    vision,
 )
 from ._sparse_tensor import sparse_csr  # noqa: E402
 from .compiler import compile  # noqa: E402

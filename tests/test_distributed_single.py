@@ -1,0 +1,41 @@
+"""torch.distributed / nn.parallel names behave like torch's on one CPU process."""
+
+import pytest
+
+import glasstorch
+
+torch = pytest.importorskip("torch")
+
+
+def scenario(L):
+    dist = L.distributed
+    out = [dist.is_available(), dist.is_initialized()]
+    with pytest.raises(ValueError):
+        L.nn.parallel.DistributedDataParallel(L.nn.Linear(2, 3))
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29581", world_size=1, rank=0)
+    try:
+        out += [dist.get_rank(), dist.get_world_size(), dist.get_backend()]
+        model = L.nn.parallel.DistributedDataParallel(L.nn.Linear(2, 3))
+        out += [repr(model), list(model.state_dict().keys())]
+        t = L.ones(2)
+        dist.all_reduce(t)
+        dist.barrier()
+        out.append(t.tolist())
+    finally:
+        dist.destroy_process_group()
+    out.append(dist.is_initialized())
+    dp = L.nn.DataParallel(L.nn.Linear(2, 3))
+    out += [repr(dp), list(dp.state_dict().keys()), tuple(dp(L.ones(4, 2)).shape)]
+    with pytest.raises(RuntimeError):
+        L.nn.parallel.data_parallel(L.nn.Linear(2, 2), L.ones(1, 2))
+    return out
+
+
+def test_single_process_group_and_wrappers_match_torch():
+    assert scenario(glasstorch) == scenario(torch)
+
+
+def test_more_than_one_process_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="single process"):
+        glasstorch.distributed.init_process_group("gloo", world_size=2, rank=0)
+    assert not glasstorch.distributed.is_initialized()
