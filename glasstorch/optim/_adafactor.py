@@ -12,7 +12,6 @@ from .optimizer import (
     _lerp_,
     _no_grad_step,
     _scalar_tensor,
-    _step_setstate,
     _to_scalar,
 )
 
@@ -26,6 +25,8 @@ def _norm(a):
 
 class Adafactor(Optimizer):
     """Adafactor (torch.optim.Adafactor)."""
+
+    _group_defaults = dict(foreach=None)
 
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
                  weight_decay=0.0, *, foreach=None, maximize=False):
@@ -47,11 +48,6 @@ class Adafactor(Optimizer):
                         foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-        _step_setstate(self)
 
     @_no_grad_step
     def step(self, closure=None):

@@ -12,7 +12,6 @@ from .optimizer import (
     _no_grad_step,
     _real,
     _scalar_tensor,
-    _step_setstate,
     _to_scalar,
     _zeros_like,
 )
@@ -22,6 +21,8 @@ __all__ = ["Adadelta", "adadelta"]
 
 class Adadelta(Optimizer):
     """Adadelta (torch.optim.Adadelta)."""
+
+    _group_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
@@ -37,14 +38,6 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _step_setstate(self)
 
     @_no_grad_step
     def step(self, closure=None):

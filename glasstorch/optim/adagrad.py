@@ -13,7 +13,6 @@ from .optimizer import (
     _no_grad_step,
     _real,
     _scalar_tensor,
-    _step_setstate,
     _to_scalar,
 )
 
@@ -28,6 +27,8 @@ def _full_like(p, value):
 
 class Adagrad(Optimizer):
     """Adagrad (torch.optim.Adagrad). State is created eagerly, at construction, like torch."""
+
+    _group_defaults = dict(foreach=None, maximize=False, differentiable=False, fused=None)
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
@@ -53,14 +54,6 @@ class Adagrad(Optimizer):
                 state["step"] = _scalar_tensor(0.0)
                 state["sum"] = _full_like(p, initial_accumulator_value)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        _step_setstate(self)
 
     def share_memory(self):
         """Kept for API compatibility: numpy state lives in this process."""

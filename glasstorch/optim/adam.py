@@ -15,7 +15,6 @@ from .optimizer import (
     _real,
     _scalar_tensor,
     _scratch,
-    _step_setstate,
     _to_scalar,
     _zeros_like,
 )
@@ -32,6 +31,9 @@ def _check_betas(betas):
 
 class Adam(Optimizer):
     """Adam (torch.optim.Adam), with AMSGrad and decoupled weight decay options."""
+
+    _group_defaults = dict(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                           differentiable=False, decoupled_weight_decay=False, fused=None)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
@@ -68,17 +70,6 @@ class Adam(Optimizer):
         _check_fused_foreach(self, fused, foreach, differentiable)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-        _step_setstate(self)
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps):
         amsgrad = group["amsgrad"]

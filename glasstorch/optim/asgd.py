@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .._core.backend import xp
-from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
     _call_closure,
@@ -13,7 +12,6 @@ from .optimizer import (
     _no_grad_step,
     _real,
     _scalar_tensor,
-    _step_setstate,
     _to_scalar,
     _zeros_like,
 )
@@ -23,6 +21,9 @@ __all__ = ["ASGD", "asgd"]
 
 class ASGD(Optimizer):
     """ASGD (torch.optim.ASGD)."""
+
+    _group_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+    _scalar_state_keys = ("step", "eta", "mu")
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
@@ -35,20 +36,6 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                st = self.state.get(p, [])
-                if len(st) != 0:
-                    for k in ("eta", "mu"):
-                        if not isinstance(st[k], Tensor):
-                            st[k] = _scalar_tensor(st[k])
-        _step_setstate(self)
 
     @_no_grad_step
     def step(self, closure=None):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .._core.backend import xp
-from .._tensor import Tensor
 from .adam import _check_betas
 from .optimizer import (
     Optimizer,
@@ -15,7 +14,6 @@ from .optimizer import (
     _no_grad_step,
     _real,
     _scalar_tensor,
-    _step_setstate,
     _to_scalar,
     _zeros_like,
 )
@@ -25,6 +23,10 @@ __all__ = ["NAdam", "nadam"]
 
 class NAdam(Optimizer):
     """NAdam (torch.optim.NAdam)."""
+
+    _group_defaults = dict(maximize=False, foreach=None, capturable=False, differentiable=False,
+                           decoupled_weight_decay=False)
+    _scalar_state_keys = ("step", "mu_product")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
@@ -44,19 +46,6 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            for p in group["params"]:
-                st = self.state.get(p, [])
-                if len(st) != 0 and not isinstance(st["mu_product"], Tensor):
-                    st["mu_product"] = _scalar_tensor(st["mu_product"])
-        _step_setstate(self)
 
     @_no_grad_step
     def step(self, closure=None):

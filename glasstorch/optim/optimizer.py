@@ -204,6 +204,11 @@ class Optimizer:
     ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts
     defining parameter groups; ``defaults`` holds the default hyperparameters."""
 
+    # options that old pickled groups may lack, and state entries that old states kept as
+    # plain numbers (restored by __setstate__); optimizers override them
+    _group_defaults = {}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, defaults):
         self.defaults = defaults
         self._optimizer_step_pre_hooks = OrderedDict()
@@ -244,6 +249,16 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        # groups pickled by older versions lack newer options; old states hold plain numbers
+        for group in self.param_groups:
+            for key, value in self._group_defaults.items():
+                group.setdefault(key, value)
+            for p in group["params"]:
+                st = self.state.get(p)
+                if st:
+                    for key in self._scalar_state_keys:
+                        if key in st and not isinstance(st[key], Tensor):
+                            st[key] = _scalar_tensor(float(st[key]))
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("
@@ -504,11 +519,3 @@ def _check_fused_foreach(opt, fused, foreach, differentiable):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         opt._step_supports_amp_scaling = True
 
-
-def _step_setstate(opt, capturable_key="capturable"):
-    """Old checkpoints stored ``step`` as a number; make it the 0-d tensor the update expects."""
-    for group in opt.param_groups:
-        for p in group["params"]:
-            st = opt.state.get(p, [])
-            if len(st) != 0 and "step" in st and not isinstance(st["step"], Tensor):
-                st["step"] = _scalar_tensor(float(st["step"]))

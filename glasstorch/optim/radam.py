@@ -14,7 +14,6 @@ from .optimizer import (
     _no_grad_step,
     _real,
     _scalar_tensor,
-    _step_setstate,
     _to_scalar,
     _zeros_like,
 )
@@ -24,6 +23,9 @@ __all__ = ["RAdam", "radam"]
 
 class RAdam(Optimizer):
     """RAdam (torch.optim.RAdam)."""
+
+    _group_defaults = dict(foreach=None, maximize=False, differentiable=False,
+                           decoupled_weight_decay=False, capturable=False)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
@@ -41,15 +43,6 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-        _step_setstate(self)
 
     @_no_grad_step
     def step(self, closure=None):

@@ -13,7 +13,6 @@ from .optimizer import (
     _no_grad_step,
     _real,
     _scalar_tensor,
-    _step_setstate,
     _to_scalar,
     _zeros_like,
 )
@@ -23,6 +22,9 @@ __all__ = ["RMSprop", "rmsprop"]
 
 class RMSprop(Optimizer):
     """RMSprop (torch.optim.RMSprop)."""
+
+    _group_defaults = dict(momentum=0, centered=False, foreach=None, maximize=False,
+                           differentiable=False, capturable=False)
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
@@ -42,16 +44,6 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _step_setstate(self)
 
     @_no_grad_step
     def step(self, closure=None):

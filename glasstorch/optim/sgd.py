@@ -22,6 +22,9 @@ __all__ = ["SGD", "sgd"]
 class SGD(Optimizer):
     """Stochastic gradient descent (torch.optim.SGD)."""
 
+    _group_defaults = dict(nesterov=False, maximize=False, foreach=None, differentiable=False,
+                           fused=False)
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None):
         if hasattr(lr, "numel") and lr.numel() != 1:
@@ -41,14 +44,6 @@ class SGD(Optimizer):
         _check_fused_foreach(self, fused, foreach, differentiable)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
 
     @_no_grad_step
     def step(self, closure=None):
