@@ -44,20 +44,14 @@ class Adadelta(Optimizer):
         """Perform a single optimization step."""
         loss = _call_closure(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, acc_deltas, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                params.append(p)
-                grads.append(p._grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["square_avg"] = _zeros_like(p)
-                    state["acc_delta"] = _zeros_like(p)
-                square_avgs.append(state["square_avg"])
-                acc_deltas.append(state["acc_delta"])
-                steps.append(state["step"])
+            params, grads, states = self._params_with_grad(group, lambda p, group: {
+                "step": _scalar_tensor(0.0),
+                "square_avg": _zeros_like(p),
+                "acc_delta": _zeros_like(p),
+            })
+            square_avgs = [st["square_avg"] for st in states]
+            acc_deltas = [st["acc_delta"] for st in states]
+            steps = [st["step"] for st in states]
             adadelta(params, grads, square_avgs, acc_deltas, steps, lr=group["lr"],
                      rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
                      maximize=group["maximize"], capturable=group["capturable"])

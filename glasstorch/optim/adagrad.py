@@ -63,18 +63,12 @@ class Adagrad(Optimizer):
         """Perform a single optimization step."""
         loss = _call_closure(closure)
         for group in self.param_groups:
-            params, grads, sums, steps = [], [], [], []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                params.append(p)
-                grads.append(p._grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["sum"] = _full_like(p, self.defaults["initial_accumulator_value"])
-                sums.append(state["sum"])
-                steps.append(state["step"])
+            params, grads, states = self._params_with_grad(group, lambda p, group: {
+                "step": _scalar_tensor(0.0),
+                "sum": _full_like(p, self.defaults["initial_accumulator_value"]),
+            })
+            sums = [st["sum"] for st in states]
+            steps = [st["step"] for st in states]
             adagrad(params, grads, sums, steps, lr=group["lr"],
                     weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
                     eps=group["eps"], maximize=group["maximize"])

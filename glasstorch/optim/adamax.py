@@ -45,20 +45,14 @@ class Adamax(Optimizer):
         """Perform a single optimization step."""
         loss = _call_closure(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_infs, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                params.append(p)
-                grads.append(p._grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["exp_avg"] = _zeros_like(p)
-                    state["exp_inf"] = _zeros_like(p)
-                exp_avgs.append(state["exp_avg"])
-                exp_infs.append(state["exp_inf"])
-                steps.append(state["step"])
+            params, grads, states = self._params_with_grad(group, lambda p, group: {
+                "step": _scalar_tensor(0.0),
+                "exp_avg": _zeros_like(p),
+                "exp_inf": _zeros_like(p),
+            })
+            exp_avgs = [st["exp_avg"] for st in states]
+            exp_infs = [st["exp_inf"] for st in states]
+            steps = [st["step"] for st in states]
             beta1, beta2 = group["betas"]
             adamax(params, grads, exp_avgs, exp_infs, steps, eps=group["eps"], beta1=beta1,
                    beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],

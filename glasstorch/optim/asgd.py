@@ -42,22 +42,16 @@ class ASGD(Optimizer):
         """Perform a single optimization step."""
         loss = _call_closure(closure)
         for group in self.param_groups:
-            params, grads, mus, axs, etas, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                params.append(p)
-                grads.append(p._grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["eta"] = _scalar_tensor(_to_scalar(group["lr"]))
-                    state["mu"] = _scalar_tensor(1.0)
-                    state["ax"] = _zeros_like(p)
-                mus.append(state["mu"])
-                axs.append(state["ax"])
-                etas.append(state["eta"])
-                steps.append(state["step"])
+            params, grads, states = self._params_with_grad(group, lambda p, group: {
+                "step": _scalar_tensor(0.0),
+                "eta": _scalar_tensor(_to_scalar(group["lr"])),
+                "mu": _scalar_tensor(1.0),
+                "ax": _zeros_like(p),
+            })
+            mus = [st["mu"] for st in states]
+            axs = [st["ax"] for st in states]
+            etas = [st["eta"] for st in states]
+            steps = [st["step"] for st in states]
             asgd(params, grads, axs, mus, etas, steps, lambd=group["lambd"], lr=group["lr"],
                  t0=group["t0"], alpha=group["alpha"], weight_decay=group["weight_decay"],
                  maximize=group["maximize"], capturable=group["capturable"])

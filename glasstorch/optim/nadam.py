@@ -52,22 +52,16 @@ class NAdam(Optimizer):
         """Perform a single optimization step."""
         loss = _call_closure(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, mu_products, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                params.append(p)
-                grads.append(p._grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["mu_product"] = _scalar_tensor(1.0)
-                    state["exp_avg"] = _zeros_like(p)
-                    state["exp_avg_sq"] = _zeros_like(p)
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                mu_products.append(state["mu_product"])
-                steps.append(state["step"])
+            params, grads, states = self._params_with_grad(group, lambda p, group: {
+                "step": _scalar_tensor(0.0),
+                "mu_product": _scalar_tensor(1.0),
+                "exp_avg": _zeros_like(p),
+                "exp_avg_sq": _zeros_like(p),
+            })
+            exp_avgs = [st["exp_avg"] for st in states]
+            exp_avg_sqs = [st["exp_avg_sq"] for st in states]
+            mu_products = [st["mu_product"] for st in states]
+            steps = [st["step"] for st in states]
             beta1, beta2 = group["betas"]
             nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, steps, beta1=beta1,
                   beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],

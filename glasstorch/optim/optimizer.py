@@ -239,6 +239,23 @@ class Optimizer:
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
+    def _params_with_grad(self, group, new_state):
+        """The group's parameters that have a gradient, their gradients and their state
+        dicts; an empty state is filled with ``new_state(p, group)`` (entries in torch's order)."""
+        params, grads, states = [], [], []
+        state_of = self.state
+        for p in group["params"]:
+            g = p._grad
+            if g is None:
+                continue
+            params.append(p)
+            grads.append(g)
+            st = state_of[p]
+            if len(st) == 0:
+                st.update(new_state(p, group))
+            states.append(st)
+        return params, grads, states
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",

@@ -50,31 +50,25 @@ class RMSprop(Optimizer):
         """Perform a single optimization step."""
         loss = _call_closure(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, grad_avgs, bufs, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                params.append(p)
-                grads.append(p._grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["square_avg"] = _zeros_like(p)
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = _zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = _zeros_like(p)
-                square_avgs.append(state["square_avg"])
-                steps.append(state["step"])
-                if group["momentum"] > 0:
-                    bufs.append(state["momentum_buffer"])
-                if group["centered"]:
-                    grad_avgs.append(state["grad_avg"])
+            params, grads, states = self._params_with_grad(group, _new_state)
+            square_avgs = [st["square_avg"] for st in states]
+            steps = [st["step"] for st in states]
+            bufs = [st["momentum_buffer"] for st in states] if group["momentum"] > 0 else []
+            grad_avgs = [st["grad_avg"] for st in states] if group["centered"] else []
             rmsprop(params, grads, square_avgs, grad_avgs, bufs, steps, lr=group["lr"],
                     alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],
                     momentum=group["momentum"], centered=group["centered"],
                     maximize=group["maximize"], capturable=group["capturable"])
         return loss
+
+
+def _new_state(p, group):
+    state = {"step": _scalar_tensor(0.0), "square_avg": _zeros_like(p)}
+    if group["momentum"] > 0:
+        state["momentum_buffer"] = _zeros_like(p)
+    if group["centered"]:
+        state["grad_avg"] = _zeros_like(p)
+    return state
 
 
 def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps,

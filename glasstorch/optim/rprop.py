@@ -41,28 +41,22 @@ class Rprop(Optimizer):
         """Perform a single optimization step."""
         loss = _call_closure(closure)
         for group in self.param_groups:
-            params, grads, prevs, step_sizes, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                params.append(p)
-                grads.append(p._grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["prev"] = _zeros_like(p)
-                    ss = xp.empty_like(p._grad._data)
-                    _real(ss)[...] = _to_scalar(group["lr"])
-                    state["step_size"] = _wrap(ss)
-                prevs.append(state["prev"])
-                step_sizes.append(state["step_size"])
-                steps.append(state["step"])
+            params, grads, states = self._params_with_grad(group, _new_state)
+            prevs = [st["prev"] for st in states]
+            step_sizes = [st["step_size"] for st in states]
+            steps = [st["step"] for st in states]
             etaminus, etaplus = group["etas"]
             smin, smax = group["step_sizes"]
             rprop(params, grads, prevs, step_sizes, steps, step_size_min=smin,
                   step_size_max=smax, etaminus=etaminus, etaplus=etaplus,
                   maximize=group["maximize"], capturable=group["capturable"])
         return loss
+
+
+def _new_state(p, group):
+    step_size = xp.empty_like(p._grad._data)
+    _real(step_size)[...] = _to_scalar(group["lr"])
+    return {"step": _scalar_tensor(0.0), "prev": _zeros_like(p), "step_size": _wrap(step_size)}
 
 
 def rprop(params, grads, prevs, step_sizes, state_steps, foreach=None, capturable=False,
