@@ -172,7 +172,7 @@ def binary_operands(a, b):
             # ml_dtypes' bfloat16, which needs the scalar as a bfloat16 array.
             if da is _dt.bfloat16:
                 return x, xp.asarray(b, x.dtype), da
-            bounds = _INT_BOUNDS.get(x.dtype) if tb is int else None
+            bounds = _INT_BOUNDS.get(x.dtype) if da._category == 1 and tb is int else None
             if bounds is not None and not bounds[0] <= b <= bounds[1]:
                 # torch wraps an out-of-range integer into the tensor's dtype; NumPy refuses
                 b = xp.asarray(b & bounds[2]).astype(x.dtype)
