@@ -25,7 +25,7 @@ class FakeData(VisionDataset):
         g = glasstorch.Generator().manual_seed(index + self.random_offset)
         img = glasstorch.randn(*self.image_size, generator=g)
         target = int(glasstorch.randint(0, self.num_classes, size=(1,), generator=g).item())
-        img = F.to_pil_image(img.clamp(0, 1))
+        img = F.to_pil_image(img)  # as torchvision: x*255 wraps into uint8, noise-like pixels
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
