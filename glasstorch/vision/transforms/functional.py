@@ -221,6 +221,14 @@ def convert_image_dtype(image, dtype=glasstorch.float32):
     return image.to(dtype).mul(factor)
 
 
+def _to_dtype_scaled(image, dtype):
+    # transforms.v2's rescaling: as convert_image_dtype, except that integer -> float
+    # multiplies by 1 / max (v1 divides by max; the two differ in the last bit)
+    if image.dtype != dtype and not image.is_floating_point() and dtype.is_floating_point:
+        return image.to(dtype).mul(1.0 / _max_value(image.dtype.np))
+    return convert_image_dtype(image, dtype)
+
+
 def normalize(tensor, mean, std, inplace=False):
     """``(tensor - mean) / std`` per channel of a float CHW (or batched) tensor."""
     if not _is_tensor(tensor):
@@ -540,13 +548,10 @@ def adjust_sharpness(img, sharpness_factor):
     k = glasstorch.tensor([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]]) / 13.0
     c = x.shape[1]
     blurred = _F.conv2d(x, k.expand(c, 1, 3, 3).contiguous(), groups=c)
-    if not dtype.is_floating_point:
-        blurred = blurred.round()
-    degenerate = x.clone()
-    degenerate[..., 1:-1, 1:-1] = blurred
-    bound = _max_value(dtype.np)
-    out = (sharpness_factor * x + (1.0 - sharpness_factor) * degenerate).clamp(0, bound)
-    return _from_float_batch(out, img, lead, dtype)
+    # the smoothed interior is stored in the image's dtype (rounded), then blended
+    degenerate = img.clone()
+    degenerate[..., 1:-1, 1:-1] = _from_float_batch(blurred, img, lead, dtype)
+    return _blend(img, degenerate, sharpness_factor)
 
 
 def _rgb_to_hsv(rgb):
@@ -640,9 +645,23 @@ def posterize(img, bits):
         return ImageOps.posterize(img, bits)
     if img.dtype != glasstorch.uint8:
         raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
-    # the low (8 - bits) bits cleared; written as a uint8 value (torch would wrap -2**(8-bits))
-    mask = 256 - int(2 ** (8 - bits))
-    return img.bitwise_and(mask)
+    return _posterize_tensor(img, bits)
+
+
+def _value_bits(dtype):
+    return int(_max_value(dtype.np)).bit_length()
+
+
+def _posterize_tensor(img, bits):
+    # any dtype (transforms.v2): floats are quantised to 2**bits levels in [0, 1)
+    if img.is_floating_point():
+        levels = 1 << bits
+        return img.mul(levels).floor().clamp(0, levels - 1).mul(1.0 / levels)
+    value_bits = _value_bits(img.dtype)
+    if bits >= value_bits:
+        return img
+    # the low bits cleared, written as a non-negative mask (torch would wrap a negative one)
+    return img.bitwise_and(((1 << bits) - 1) << (value_bits - bits))
 
 
 def solarize(img, threshold):
@@ -664,7 +683,8 @@ def autocontrast(img):
     dtype = img.dtype if img.is_floating_point() else glasstorch.float32
     minimum = img.amin(dim=(-2, -1), keepdim=True).to(dtype)
     maximum = img.amax(dim=(-2, -1), keepdim=True).to(dtype)
-    scale = bound / (maximum - minimum)
+    # torch evaluates `bound / t` as `t.reciprocal() * bound` (a different last bit)
+    scale = (maximum - minimum).reciprocal() * bound
     eq = glasstorch.isfinite(scale).logical_not()
     minimum = glasstorch.where(eq, glasstorch.zeros_like(minimum), minimum)
     scale = glasstorch.where(eq, glasstorch.ones_like(scale), scale)
@@ -678,6 +698,17 @@ def equalize(img):
         return ImageOps.equalize(img)
     if img.dtype != glasstorch.uint8:
         raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+    return _equalize_uint8(img)
+
+
+def _equalize_tensor(img):
+    # any dtype (transforms.v2): equalised on 8-bit levels, then scaled back
+    if img.dtype == glasstorch.uint8:
+        return _equalize_uint8(img)
+    return _to_dtype_scaled(_equalize_uint8(_to_dtype_scaled(img, glasstorch.uint8)), img.dtype)
+
+
+def _equalize_uint8(img):
     arr = _arr(img)
     flat = arr.reshape(-1, arr.shape[-2] * arr.shape[-1])
     out = np.empty_like(flat)
@@ -730,57 +761,59 @@ def _fill_list(fill, c):
     return fill
 
 
-def _sample(img, xs, ys, interpolation, fill):
-    """Sample ``img`` (tensor [..., C, H, W]) at input pixel coordinates (index space)."""
+def _grid_dtype(img):
+    # torchvision builds the sampling grid in the image's float dtype (float32 for integers);
+    # its rounding decides which pixel nearest sampling picks at ties, so it is mirrored here
+    return np.dtype(img.dtype.np).type if img.is_floating_point() else np.float32
+
+
+def _grid_transform(img, grid, interpolation, fill):
+    """grid_sample ``img`` ([..., C, H, W]) at ``grid`` (a [1, oh, ow, 2] array in [-1, 1])
+    with zero padding; ``fill`` paints the outside through a sampled coverage mask."""
     if interpolation not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
         raise ValueError(f"Interpolation mode {interpolation} is unsupported with Tensor input")
-    arr = _arr(img)
-    squeeze = arr.ndim == 2
-    if squeeze:
-        arr = arr[None]
-    x = arr.astype(np.float64)
-    h, w = x.shape[-2:]
-    if interpolation == InterpolationMode.NEAREST:
-        # grid_sample's nearest rounds half to even
-        xi, yi = np.rint(xs).astype(np.int64), np.rint(ys).astype(np.int64)
-        valid = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
-        out = x[..., yi.clip(0, h - 1), xi.clip(0, w - 1)] * valid
-        mask = valid.astype(np.float64)
-    else:
-        x0, y0 = np.floor(xs).astype(np.int64), np.floor(ys).astype(np.int64)
-        fx, fy = xs - x0, ys - y0
-        out = 0.0
-        mask = 0.0
-        for dy, wy in ((0, 1.0 - fy), (1, fy)):
-            for dx, wx in ((0, 1.0 - fx), (1, fx)):
-                xi, yi = x0 + dx, y0 + dy
-                valid = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
-                wgt = wx * wy * valid
-                out = out + x[..., yi.clip(0, h - 1), xi.clip(0, w - 1)] * wgt
-                mask = mask + wgt
-    fills = _fill_list(fill, x.shape[-3])
+    x, lead, dtype = _as_float_batch(img)
+    n, c = x.shape[:2]
+    fills = _fill_list(fill, c)
     if fills is not None:
-        fv = np.asarray(fills, dtype=np.float64).reshape(-1, 1, 1)
+        x = glasstorch.cat([x, glasstorch.ones_like(x[:, :1])], dim=1)
+    grid = _tensor(grid).to(x.dtype).expand(n, *grid.shape[1:])
+    out = _F.grid_sample(x, grid, mode=interpolation.value, padding_mode="zeros",
+                         align_corners=False)
+    if fills is not None:
+        out, mask = out[:, :-1], out[:, -1:].expand(n, c, *out.shape[2:])
+        fill_img = glasstorch.tensor(fills, dtype=out.dtype).view(1, c, 1, 1).expand_as(out)
         if interpolation == InterpolationMode.NEAREST:
-            out = np.where(mask < 0.5, fv, out)
+            out = glasstorch.where(mask < 0.5, fill_img, out)
         else:
-            out = out * mask + (1.0 - mask) * fv
-    if not np.issubdtype(arr.dtype, np.floating):
-        out = np.clip(np.round(out), 0, _max_value(arr.dtype))
-    out = out.astype(arr.dtype)
-    return _tensor(out[0] if squeeze else out)
+            out = out * mask + (1.0 - mask) * fill_img
+    return _from_float_batch(out, img, lead, dtype)
+
+
+def _base_grid(oh, ow, dtype, offset):
+    """x and y of the output pixel centres (flattened, row-major) minus ``offset``."""
+    xs = np.arange(ow, dtype=dtype) + dtype(0.5 - offset[0])
+    ys = np.arange(oh, dtype=dtype) + dtype(0.5 - offset[1])
+    gx, gy = np.meshgrid(xs, ys)
+    return gx.reshape(-1), gy.reshape(-1)
+
+
+def _apply_rows(theta, gx, gy):
+    # x * t0 + y * t1 + t2 in the grid's dtype, summed in the order torch's bmm does
+    return [gx * row[0] + gy * row[1] + row[2] for row in theta]
 
 
 def _affine_tensor(img, matrix, interpolation, fill, out_size=None):
     h, w = img.shape[-2:]
     oh, ow = out_size or (h, w)
-    # output pixel centres relative to the output centre
-    gx = np.arange(ow, dtype=np.float64) + 0.5 - ow * 0.5
-    gy = np.arange(oh, dtype=np.float64) + 0.5 - oh * 0.5
-    gx, gy = np.meshgrid(gx, gy)
-    sx = matrix[0] * gx + matrix[1] * gy + matrix[2]
-    sy = matrix[3] * gx + matrix[4] * gy + matrix[5]
-    return _sample(img, sx + w * 0.5 - 0.5, sy + h * 0.5 - 0.5, interpolation, fill)
+    dtype = _grid_dtype(img)
+    # the matrix maps centred output pixels to centred input pixels; divide by the half
+    # input size to land in grid_sample's [-1, 1]
+    theta = np.asarray(matrix, dtype).reshape(2, 3) / np.array([[0.5 * w], [0.5 * h]], dtype)
+    gx, gy = _base_grid(oh, ow, dtype, (ow * 0.5, oh * 0.5))
+    sx, sy = _apply_rows(theta, gx, gy)
+    return _grid_transform(img, np.stack([sx, sy], -1).reshape(1, oh, ow, 2), interpolation,
+                           fill)
 
 
 def _pil_fill(img, fill):
@@ -870,13 +903,14 @@ def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BIL
         return img.transform(img.size, pil_image().PERSPECTIVE, coeffs,
                              _pil_resample(interpolation), fillcolor=_pil_fill(img, fill))
     h, w = img.shape[-2:]
-    gx, gy = np.meshgrid(np.arange(w, dtype=np.float64) + 0.5,
-                         np.arange(h, dtype=np.float64) + 0.5)
-    a, b, c, d, e, f, g, hh = coeffs
-    den = g * gx + hh * gy + 1.0
-    sx = (a * gx + b * gy + c) / den
-    sy = (d * gx + e * gy + f) / den
-    return _sample(img, sx - 0.5, sy - 0.5, interpolation, fill)
+    dtype = _grid_dtype(img)
+    gx, gy = _base_grid(h, w, dtype, (0.0, 0.0))
+    # numerator rows rescaled to [-1, 1] units first, then divided by the shared denominator
+    num = np.asarray(coeffs[:6], dtype).reshape(2, 3) / np.array([[0.5 * w], [0.5 * h]], dtype)
+    den = np.asarray([coeffs[6], coeffs[7], 1.0], dtype)
+    (den_xy,) = _apply_rows(den[None], gx, gy)
+    sx, sy = (v / den_xy - dtype(1.0) for v in _apply_rows(num, gx, gy))
+    return _grid_transform(img, np.stack([sx, sy], -1).reshape(1, h, w, 2), interpolation, fill)
 
 
 def _gaussian_kernel1d(ksize, sigma):

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import glasstorch
 from glasstorch import nn
 
+from .._pil import is_pil
 from . import functional as F
 from .functional import InterpolationMode, _interp, _setup_size
 
@@ -16,7 +17,8 @@ __all__ = [
     "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine",
     "RandomPerspective", "ColorJitter", "Grayscale", "RandomGrayscale", "GaussianBlur", "Pad",
     "Lambda", "RandomApply", "RandomChoice", "RandomOrder", "RandomErasing", "RandomTransforms",
-    "InterpolationMode",
+    "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness",
+    "RandomAutocontrast", "RandomEqualize", "InterpolationMode",
 ]
 
 
@@ -600,3 +602,82 @@ class RandomErasing(nn.Module):
                              f"{img.shape[-3]} (number of input channels)")
         x, y, h, w, v = self.get_params(img, self.scale, self.ratio, value)
         return F.erase(img, x, y, h, w, v.to(img.dtype), self.inplace)
+
+
+class _RandomColorOp(nn.Module):
+    """Apply one colour operation with probability ``p``. The tensor kernels accept uint8 and
+    float images alike, as torchvision.transforms.v2 does (v1 takes uint8 only for Posterize
+    and Equalize)."""
+
+    _args = ()  # the constructor arguments shown by repr, before p
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, img):
+        return self._op(img) if _coin(self.p) else img
+
+    def __repr__(self):
+        args = "".join(f"{name}={getattr(self, name)}," for name in self._args)
+        return f"{type(self).__name__}({args}p={self.p})"
+
+
+class RandomInvert(_RandomColorOp):
+    """Invert the colours with probability ``p``."""
+
+    def _op(self, img):
+        return F.invert(img)
+
+
+class RandomPosterize(_RandomColorOp):
+    """Keep ``bits`` bits per channel with probability ``p``."""
+
+    _args = ("bits",)
+
+    def __init__(self, bits, p=0.5):
+        super().__init__(p)
+        self.bits = bits
+
+    def _op(self, img):
+        return F.posterize(img, self.bits) if is_pil(img) else F._posterize_tensor(img, self.bits)
+
+
+class RandomSolarize(_RandomColorOp):
+    """Invert the pixels at or above ``threshold`` with probability ``p``."""
+
+    _args = ("threshold",)
+
+    def __init__(self, threshold, p=0.5):
+        super().__init__(p)
+        self.threshold = threshold
+
+    def _op(self, img):
+        return F.solarize(img, self.threshold)
+
+
+class RandomAdjustSharpness(_RandomColorOp):
+    """Adjust the sharpness by ``sharpness_factor`` with probability ``p``."""
+
+    _args = ("sharpness_factor",)
+
+    def __init__(self, sharpness_factor, p=0.5):
+        super().__init__(p)
+        self.sharpness_factor = sharpness_factor
+
+    def _op(self, img):
+        return F.adjust_sharpness(img, self.sharpness_factor)
+
+
+class RandomAutocontrast(_RandomColorOp):
+    """Stretch each channel to the full range with probability ``p``."""
+
+    def _op(self, img):
+        return F.autocontrast(img)
+
+
+class RandomEqualize(_RandomColorOp):
+    """Histogram-equalise with probability ``p``."""
+
+    def _op(self, img):
+        return F.equalize(img) if is_pil(img) else F._equalize_tensor(img)
