@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+from . import debug as _debug
 from ._core import dtype as _dt
 from ._core.backend import xp
 from ._core.device import CPU, as_device, device
@@ -370,6 +371,8 @@ class Tensor:
 
     # ------------------------------------------------------------------ conversions
     def item(self):
+        if _debug._on:
+            _debug._impl().host_conversion(self)
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                f"to Scalar")
@@ -377,6 +380,8 @@ class Tensor:
             float(self._data.reshape(()))
 
     def tolist(self):
+        if _debug._on:
+            _debug._impl().host_conversion(self)
         if self.dtype in (_dt.bfloat16,):
             return self._data.astype(xp.float32).tolist()
         return self._data.tolist()
@@ -405,7 +410,8 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __float__(self):
-        return float(self.item().real if isinstance(self.item(), complex) else self.item())
+        value = self.item()
+        return float(value.real if isinstance(value, complex) else value)
 
     def __int__(self):
         return int(self.item())

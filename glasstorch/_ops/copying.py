@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import debug as _debug
 from .._core import dtype as _dt
 from .._core.device import as_device
 from .._core.device import device as _device_cls
@@ -54,6 +55,8 @@ def contiguous(input, memory_format=contiguous_format):
     """``input`` itself when already contiguous in ``memory_format``, else a copy."""
     if input.is_contiguous(memory_format):
         return input
+    if _debug._on:
+        _debug._impl().implicit_copy(input)
     return clone(input, memory_format=memory_format)
 
 

@@ -7,6 +7,7 @@ built directly over the storage.
 
 from __future__ import annotations
 
+from .. import debug as _debug
 from .._tensor import _contiguous_strides, _strided_array
 from ..autograd.engine import sum_to
 from ._common import (
@@ -139,6 +140,7 @@ def _view_dtype(input, dtype):
 
 @register()
 def view_as(input, other):
+    """``input.view(other.shape)``: a view with ``other``'s shape."""
     return view(input, other.shape)
 
 
@@ -148,6 +150,8 @@ def reshape(input, *shape):
     shape = size_arg(shape)
     out = _view_shape(input, shape)
     if out is None:  # like torch: a contiguous clone, then a view of it that owns its storage
+        if _debug._on:
+            _debug._impl().implicit_copy(input)
         if needs_grad(input):
             from .copying import clone
             input = clone(input)
@@ -166,6 +170,7 @@ class ReshapeAliasBackward0(ViewBackward0):
 
 @register()
 def reshape_as(input, other):
+    """``input.reshape(other.shape)``: a view when possible, else a copy."""
     return reshape(input, other.shape)
 
 
@@ -284,6 +289,7 @@ swapaxes = swapdims = transpose
 
 @register()
 def adjoint(input):
+    """The conjugate transpose of the last two dimensions, as a view."""
     return transpose(input, -2, -1).conj()
 
 
@@ -363,10 +369,12 @@ class ExpandBackward0(Node):
 
 @register()
 def expand_as(input, other):
+    """``input.expand(other.shape)``: a broadcast view with ``other``'s shape (no copy)."""
     return expand(input, other.shape)
 
 
 def broadcast_to(input, size):
+    """``input.expand(size)``: a broadcast view (stride 0 along expanded dims; no copy)."""
     return expand(input, size)
 
 
@@ -625,6 +633,8 @@ class SplitWithSizesBackward0(SplitBackward0):
 
 @register()
 def split_with_sizes(input, split_sizes, dim=0):
+    """Views of consecutive pieces along ``dim`` with the given sizes (which must sum to its
+    length)."""
     return split(input, list(split_sizes), dim)
 
 
@@ -675,6 +685,9 @@ def _split_along(name, dim, min_dim):
                                f"split_size {indices_or_sections}!")
         return tensor_split(input, indices_or_sections, d)
     fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``tensor_split`` along dimension {dim}"
+                  f"{' (0 for a 1-d input)' if name == 'hsplit' else ''}, as NumPy's {name}; "
+                  "the pieces are views.")
     setattr(Tensor, name, fn)
     return fn
 
@@ -728,6 +741,8 @@ moveaxis = movedim
 
 @register()
 def view_as_real(input):
+    """A complex tensor seen as real, with a trailing dimension of 2 (real, imaginary); shares
+    storage."""
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
     a = input._data
@@ -738,6 +753,8 @@ def view_as_real(input):
 
 @register()
 def view_as_complex(input):
+    """A float32/float64 tensor whose last dimension is 2 (stride 1) seen as complex; shares
+    storage."""
     a = input._data
     if a.ndim == 0 or a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
@@ -759,6 +776,9 @@ def _component(name):
             return input  # torch: .real of a real tensor is the tensor itself
         return view_of(input, getattr(a, name))
     get.__name__ = name
+    get.__doc__ = (f"The {name} part of a complex tensor, as a view of its storage"
+                   + (" (a real tensor is returned itself)." if name == "real" else
+                      " (RuntimeError for a real tensor)."))
     return get
 
 

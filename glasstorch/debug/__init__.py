@@ -2,7 +2,8 @@
 
 Opt-in: ``glasstorch.debug.enable()`` or ``GLASSTORCH_DEBUG=1`` in the environment (read once,
 when this module is imported). Off by default, and then the library pays one flag check at
-each hook (``Module.__call__``, ``Optimizer.step``, the loss functions, the DataLoader).
+each hook (``Module.__call__``, ``Optimizer.step``, the loss functions, the DataLoader and its
+workers, ``Tensor.item``/``tolist``, and the copying branch of ``reshape``/``contiguous``).
 
 Each finding is a :class:`GlasstorchPitfallWarning` with a stable ``code`` (``GT001``...), a
 one-line explanation, the user's source line (the first stack frame outside glasstorch) and
@@ -69,9 +70,10 @@ def is_enabled():
 
 
 def reset():
-    """Forget which (code, source line) pairs already warned, so they warn again."""
+    """Forget which (code, source line) pairs already warned, so they warn again, and what
+    the checks counted so far."""
     if _impl_mod is not None:
-        _impl_mod._seen.clear()
+        _impl_mod.reset_state()
 
 
 if os.environ.get("GLASSTORCH_DEBUG", "").strip().lower() not in ("", "0", "false", "off", "no"):

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import itertools
 import linecache
 import os
+import pickle
+import random
 import sys
+import types
 import warnings
 import weakref
 
@@ -23,9 +29,11 @@ _STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
 _seen = set()
 
 
-def _internal(filename):
+@functools.cache
+def _internal(code_filename):
     """Frames that are not the user's: glasstorch itself (but its examples are user code) and
     the standard library (contextlib/functools wrappers between the user and us)."""
+    filename = os.path.abspath(code_filename)
     if filename.startswith(_PKG):
         return not filename.startswith(_EXAMPLES)
     return filename.startswith(_STDLIB) and "site-packages" not in filename
@@ -33,13 +41,13 @@ def _internal(filename):
 
 def user_frame(depth=1):
     f = sys._getframe(depth)
-    while f is not None and _internal(os.path.abspath(f.f_code.co_filename)):
+    while f is not None and _internal(f.f_code.co_filename):
         f = f.f_back
     return f
 
 
 def caller_is_internal(depth):
-    return _internal(os.path.abspath(sys._getframe(depth + 1).f_code.co_filename))
+    return _internal(sys._getframe(depth + 1).f_code.co_filename)
 
 
 def warn(code, message, fix, frame=None):
@@ -362,7 +370,6 @@ _SEED_TARGETS = (
 
 def fetch_watched(it, index):
     """Fetch one batch while the global seeding functions report calls (first batches only)."""
-    import random
     calls = []
     saved = []
     for label, mod, attr in _SEED_TARGETS:
@@ -392,3 +399,265 @@ def fetch_watched(it, index):
                  "numpy.random.default_rng / torch.Generator if an item needs its own stream.",
                  frame)
 
+
+# ---------------------------------------------------------------------------- workers' RNGs
+_GLOBAL_RNGS = (
+    ("NumPy's global RNG (np.random.*)", lambda: _np.random.get_state(legacy=False)),
+    ("Python's random module", random.getstate),
+    ("glasstorch's default generator (torch.rand*)",
+     lambda: _gt.default_generator.get_state()._data.tobytes()),
+)
+_RNG_TYPES = (_np.random.Generator, _np.random.RandomState, random.Random, _gt.Generator)
+# Never searched for generators: data, text, numbers, code.
+_LEAF_TYPES = (Tensor, _np.ndarray, str, bytes, int, float, complex, type, types.ModuleType,
+               types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+
+def _rng_state(rng):
+    if isinstance(rng, _np.random.Generator):
+        return rng.bit_generator.state
+    if isinstance(rng, _np.random.RandomState):
+        return rng.get_state(legacy=False)
+    if isinstance(rng, random.Random):
+        return rng.getstate()
+    return rng.get_state()._data.tobytes()
+
+
+def _fingerprint(state):
+    # A digest, not hash(): it must agree between processes (spawned ones hash differently).
+    return hashlib.blake2b(pickle.dumps(state, protocol=4), digest_size=12).digest()
+
+
+def _held_rngs(dataset, max_objects=256, max_depth=4):
+    """(path, generator) for the random generators reachable from the dataset's attributes
+    (``self.rng``, ``self.transform.rng``, a list of transforms...), global ones excluded."""
+    skip = {id(_np.random.mtrand._rand), id(random._inst), id(_gt.default_generator)}
+    found, todo = [], [("dataset", dataset, 0)]
+    while todo and len(skip) < max_objects:
+        path, obj, depth = todo.pop()
+        if id(obj) in skip or isinstance(obj, _LEAF_TYPES):
+            continue
+        skip.add(id(obj))
+        if isinstance(obj, _RNG_TYPES):
+            found.append((path, obj))
+        elif depth < max_depth:
+            todo.extend((p, v, depth + 1) for p, v in _children(path, obj))
+    return found
+
+
+def _children(path, obj):
+    if isinstance(obj, dict):
+        return [(f"{path}[{k!r}]", v) for k, v in itertools.islice(obj.items(), 64)]
+    if isinstance(obj, (list, tuple)):
+        return [(f"{path}[{i}]", v) for i, v in enumerate(obj[:64])]
+    attrs = getattr(obj, "__dict__", None)
+    return [(f"{path}.{k}", v) for k, v in attrs.items()] if isinstance(attrs, dict) else []
+
+
+def fetch_watching_rngs(fetcher, index, worker_id, data_queue, report_type):
+    """A worker's first fetch: which generators did the dataset draw from, and in which state
+    did each start? The report goes to the main process ahead of the batch."""
+    try:
+        watched = [(label, "global", get) for label, get in _GLOBAL_RNGS]
+        watched += [(f"{type(rng).__name__} {path}", "held", functools.partial(_rng_state, rng))
+                    for path, rng in _held_rngs(fetcher.dataset)]
+        before = [_fingerprint(get()) for _, _, get in watched]
+    except Exception:  # a dataset the walk cannot read must still load
+        return fetcher.fetch(index)
+    data = fetcher.fetch(index)
+    drawn = [(label, kind, fp) for (label, kind, get), fp in zip(watched, before)
+             if _fingerprint(get()) != fp]
+    if drawn:
+        data_queue.put((report_type(worker_id, drawn), None))
+    return data
+
+
+_iterators = itertools.count()
+# (id(dataset), label, fingerprint) -> (weakref to the dataset, serial of the iterator that
+# first reported that start state)
+_held_starts = {}
+
+
+def worker_rngs(it, report):
+    """Main process: compare the start states workers report (across workers and epochs)."""
+    d = it.__dict__
+    serial = d.setdefault("_gt_serial", next(_iterators))
+    starts = d.setdefault("_gt_rng_starts", {})
+    for label, kind, fp in report.rngs:
+        first = starts.setdefault((label, fp), report.worker_id)
+        if first != report.worker_id:
+            a, b = sorted((first, report.worker_id))
+            warn("GT016", f"DataLoader workers {a} and {b} start {label} in the same state, "
+                 "and the Dataset draws from it while loading items: the workers produce "
+                 "identical random augmentations.", _rng_fix(kind))
+        if kind == "held" and _held_start_seen_before(it._dataset, label, fp, serial):
+            warn("GT016", f"{label} starts every epoch in the same state in the DataLoader "
+                 "workers: it lives in the Dataset, whose copy in the main process never "
+                 "advances, so the fresh workers of each epoch replay the same random "
+                 "augmentations.", _rng_fix(kind))
+
+
+def _held_start_seen_before(dataset, label, fp, serial):
+    """Whether an earlier iterator over ``dataset`` reported this start state already."""
+    try:
+        ref = weakref.ref(dataset)
+    except TypeError:
+        return False
+    key = (id(dataset), label, fp)
+    seen = _held_starts.get(key)
+    if seen is None or seen[0]() is not dataset:
+        if len(_held_starts) > 1024:
+            _held_starts.clear()
+        _held_starts[key] = (ref, serial)
+        return False
+    return seen[1] != serial
+
+
+def _rng_fix(kind):
+    if kind == "global":
+        return ("seed it from the worker's own seed in worker_init_fn (e.g. "
+                "np.random.seed(torch.utils.data.get_worker_info().seed % 2**32)), not with a "
+                "constant; DataLoader already reseeds NumPy, random and torch per worker.")
+    return ("create the generator per worker in worker_init_fn (info = torch.utils.data."
+            "get_worker_info(); info.dataset.rng = np.random.default_rng(info.seed)), or draw "
+            "from torch's RNG (torch.rand, torch.randint), which DataLoader reseeds per worker "
+            "and per epoch.")
+
+
+# ---------------------------------------------------------------------------- implicit copies
+_COPY_MIN_BYTES = 1 << 20  # smaller copies cost less than the Python around them
+_COPY_MIN_STEPS = 3        # seen in this many optimizer steps = a copy inside the training loop
+
+
+class _CopySite:
+    """What one user line copied: in which optimizer steps, and whether always the same data."""
+
+    __slots__ = ("steps", "root", "same_root")
+
+    def __init__(self, root):
+        self.steps = set()
+        self.root = weakref.ref(root)
+        self.same_root = True
+
+
+_copies = {}  # (filename, lineno) -> _CopySite
+
+
+def _user_and_entry(depth):
+    """The first user frame above ``depth`` and the glasstorch function it called."""
+    f, entry = sys._getframe(depth), None
+    while f is not None and _internal(f.f_code.co_filename):
+        f, entry = f.f_back, f
+    return f, entry
+
+
+@functools.cache
+def _copy_entries():
+    from .._ops import copying, views
+    return {views.reshape.__code__, views.reshape_as.__code__, views.flatten.__code__,
+            copying.contiguous.__code__}
+
+
+def implicit_copy(input):
+    """reshape/flatten/contiguous are about to copy a non-contiguous ``input``."""
+    if input._data.nbytes < _COPY_MIN_BYTES:
+        return
+    f, entry = _user_and_entry(2)
+    # Only copies the user asked for: glasstorch's own kernels copy by design.
+    if f is None or entry is None or entry.f_code not in _copy_entries():
+        return
+    root = input._base if input._base is not None else input
+    key = (f.f_code.co_filename, f.f_lineno)
+    site = _copies.get(key)
+    if site is None:
+        if len(_copies) > 1024:
+            _copies.clear()
+        site = _copies[key] = _CopySite(root)
+    site.same_root = site.same_root and site.root() is root
+    if len(site.steps) < _COPY_MIN_STEPS:
+        site.steps.add(_step_count)
+        if len(site.steps) == _COPY_MIN_STEPS:
+            _warn_copy(entry.f_code.co_name, input, site.same_root, f)
+
+
+def _warn_copy(op, input, same_root, frame):
+    mb = input._data.nbytes / 2**20
+    fix = ("copy it once before the loop (x = x.contiguous()) and use that copy every step."
+           if same_root else
+           "produce the tensor in the layout this line needs (change the layout once, where it "
+           "is made), or use an op that takes the strides as they are (matmul, einsum and "
+           "elementwise ops accept transposed operands without a copy).")
+    warn("GT017", f"{op}() copies a non-contiguous tensor of shape {_shape(input)} with strides "
+         f"{input.stride()} ({mb:.1f} MB per call) in every training step (seen in "
+         f"{_COPY_MIN_STEPS} steps){', the same data each time' if same_root else ''}.",
+         fix, frame)
+
+
+# ---------------------------------------------------------------------------- host conversions
+# Per optimizer step, one line may take this many scalars out of the same graph-holding
+# tensor before it warns. Idiomatic code takes one or a few (loss.item(), a handful of
+# metrics); a Python loop over the elements of a batch output takes dozens to thousands.
+_PULLS_PER_STEP = 16
+
+
+class _PullCount:
+    """Conversions one user line made from one source tensor during one optimizer step."""
+
+    __slots__ = ("source", "step", "count")
+
+    def __init__(self, source):
+        self.source = weakref.ref(source)
+        self.step = _step_count
+        self.count = 0
+
+
+_pulls = {}  # (filename, lineno, id(source tensor)) -> _PullCount
+
+
+@functools.cache
+def _conversions():
+    """The code of each Tensor conversion a user calls, with the name to show."""
+    names = {"item": ".item()", "tolist": ".tolist()", "__float__": "float()",
+             "__int__": "int()", "__index__": "int()", "__complex__": "complex()",
+             "__format__": "format()"}
+    return {getattr(Tensor, n).__code__: shown for n, shown in names.items()}
+
+
+def host_conversion(t):
+    """item()/tolist() (and float()/int() through item) on ``t``."""
+    if not t._requires_grad:
+        return
+    f, entry = _user_and_entry(2)
+    name = _conversions().get(entry.f_code) if f is not None else None
+    if name is None:  # glasstorch itself converting (printing, schedulers): not the user's
+        return
+    source = t._base if t._base is not None else t
+    key = (f.f_code.co_filename, f.f_lineno, id(source))
+    pc = _pulls.get(key)
+    if pc is None or pc.source() is not source or pc.step != _step_count:
+        if len(_pulls) > 4096:
+            _pulls.clear()
+        pc = _pulls[key] = _PullCount(source)
+    pc.count += 1
+    if pc.count == _PULLS_PER_STEP:
+        _warn_pulls(name, source, f)
+
+
+def _warn_pulls(name, source, frame):
+    made = type(source.grad_fn).__name__ if source.grad_fn is not None else "a leaf"
+    warn("GT018", f"{name} ran {_PULLS_PER_STEP}+ times in one training step on one tensor "
+         f"that requires grad or on its elements (shape {_shape(source)}, {made}): taking "
+         "values out one at a time costs Python work per value (and a graph node per indexed "
+         "element), and each number returned is a constant to autograd (no gradient flows "
+         "back through it).",
+         "compute on the whole tensor with tensor ops; for logging take the values out once "
+         "with t.detach().tolist(); keep values that must stay differentiable as tensors.",
+         frame)
+
+
+def reset_state():
+    """Forget what the checks counted (reset() calls it)."""
+    _seen.clear()
+    _copies.clear()
+    _pulls.clear()
+    _held_starts.clear()

@@ -439,6 +439,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._shutdown_workers()
             raise RuntimeError(f"DataLoader lost its result queue: {e}") from e
         if payload is None:
+            if isinstance(idx, _utils.worker._RngReport):  # only sent while debugging
+                if _debug._on:
+                    _debug._impl().worker_rngs(self, idx)
+                return False, None
             return True, (idx, None)
         return True, (idx, _utils.worker._loads(payload))
 

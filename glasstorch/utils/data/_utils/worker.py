@@ -20,6 +20,7 @@ import traceback
 
 import numpy as np
 
+from .... import debug as _debug
 from ...._tensor import Tensor, _wrap
 from . import shared_memory
 
@@ -67,6 +68,15 @@ class _IterableDatasetStopIteration:
 
 class _ResumeIteration:
     """Sent to persistent workers at the start of a new epoch; echoed back as the ack."""
+
+
+class _RngReport:
+    """Sent ahead of a worker's first batch while the pitfall detector is on: which random
+    generators the dataset drew from and a fingerprint of the state each started in."""
+
+    def __init__(self, worker_id, rngs):
+        self.worker_id = worker_id
+        self.rngs = rngs
 
 
 class _KeyErrorMessage(str):
@@ -207,6 +217,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
         except Exception:
             init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
         iteration_end = False
+        rngs_watched = False
         while True:
             try:
                 r = index_queue.get(timeout=poll_interval)
@@ -232,7 +243,12 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
                 init_exception = None
             else:
                 try:
-                    data = fetcher.fetch(index)
+                    if _debug._on and not rngs_watched:
+                        rngs_watched = True
+                        data = _debug._impl().fetch_watching_rngs(fetcher, index, worker_id,
+                                                                  data_queue, _RngReport)
+                    else:
+                        data = fetcher.fetch(index)
                 except StopIteration:
                     if dataset_kind == _DatasetKind.Iterable:
                         data = _IterableDatasetStopIteration(worker_id)
