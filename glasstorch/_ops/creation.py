@@ -223,26 +223,31 @@ def _like(fill, input, dtype, requires_grad, memory_format=None):
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
+    """Zeros with ``input``'s shape and (unless ``dtype`` is given) dtype."""
     return _like(xp.zeros, input, dtype, requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    """Ones with ``input``'s shape and (unless ``dtype`` is given) dtype."""
     return _like(xp.ones, input, dtype, requires_grad)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
+    """An uninitialized tensor with ``input``'s shape and (unless ``dtype`` is given) dtype."""
     return _like(xp.empty, input, dtype, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    """``fill_value`` everywhere, with ``input``'s shape and (unless ``dtype`` is given) dtype."""
     return _like(lambda shape, dtype: xp.full(shape, fill_value, dtype=dtype), input, dtype,
                  requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """A 0-d tensor holding ``s``, of the default dtype unless ``dtype`` is given."""
     return _finish(xp.asarray(s, dtype=_dtype_or_default(dtype).np), requires_grad)
 
 
@@ -293,11 +298,43 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError("number of steps must be non-negative")
     start, end = _number(start), _number(end)
     dtype = _dtype_or_default(dtype)
+    if dtype in (_dt.float32, _dt.float64) and steps > 1 and not isinstance(start + end, complex):
+        with xp.errstate(all="ignore"):  # inf/nan ends give nan like torch, silently
+            arr = _linspace_like_torch(start, end, steps, dtype.np.type)
+        return _finish(arr, requires_grad)
     acc = xp.complex128 if dtype.is_complex else xp.float64
     arr = xp.linspace(start, end, steps, dtype=acc)
     if dtype._category < 2:
         arr = xp.trunc(arr.real)
     return _finish(arr.astype(dtype.np), requires_grad)
+
+
+def _linspace_like_torch(start, end, steps, np_dtype):
+    # torch's order of evaluation, so values agree to the last bit: the step in the output
+    # dtype, the first half counted up from start and the second half down from end, each
+    # multiply-add rounded once
+    start, end = np_dtype(start), np_dtype(end)
+    step = np_dtype((end - start) / np_dtype(steps - 1))
+    i = xp.arange(steps)
+    up = i < steps // 2
+    base = xp.where(up, start, end)
+    offset = xp.where(up, i, i - (steps - 1))
+    if np_dtype is xp.float64:  # no exact wider type: long double where the platform has it
+        return (xp.longdouble(step) * offset + base).astype(xp.float64)
+    return _round_sum_once(base.astype(xp.float64), xp.float64(step) * offset, np_dtype)
+
+
+def _round_sum_once(a, b, np_dtype):
+    """``a + b`` rounded once to ``np_dtype`` (float64 inputs; ``b`` an exact product)."""
+    s = a + b
+    bb = s - a
+    residual = (a - (s - bb)) + (b - bb)  # a + b == s + residual exactly (TwoSum)
+    r = s.astype(np_dtype)
+    # s exactly halfway between two representable values: the residual breaks the tie
+    toward = xp.where(residual > 0, xp.inf, -xp.inf).astype(np_dtype)
+    other = xp.nextafter(r, toward)
+    tie = (residual != 0) & (s - r.astype(xp.float64) == other.astype(xp.float64) - s)
+    return xp.where(tie, other, r)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
@@ -319,12 +356,16 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 @register()
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor (a copy, never a view) from ``data`` with this tensor's dtype unless ``dtype``
+    is given."""
     return _finish(_array_from_data(data, dtype or self.dtype), requires_grad)
 
 
 def _new_filled(fill):
     def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
+        """A new tensor of ``size`` (zeros, ones or uninitialized, as the method's name says) with
+        this tensor's dtype unless ``dtype`` is given."""
         return _filled(fill, size, dtype or self.dtype, device, requires_grad)
     return method
 
@@ -337,4 +378,6 @@ Tensor.new_empty = _new_filled(xp.empty)
 @register()
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is
+    given."""
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)

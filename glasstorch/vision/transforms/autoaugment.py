@@ -65,16 +65,9 @@ def _randint(n):
 
 
 def _bins(start, end, num_bins):
-    """``torch.linspace(start, end, num_bins).tolist()``, bit for bit: float32 steps, the
-    first half counted from ``start`` and the second from ``end``, each rounded once."""
-    if num_bins == 1:
-        return [float(np.float32(start))]
-    start, end = np.float32(start), np.float32(end)
-    step = np.float64(np.float32((end - start) / np.float32(num_bins - 1)))
-    i = np.arange(num_bins)
-    low = (np.float64(start) + step * i).astype(np.float32)
-    high = (np.float64(end) - step * (num_bins - 1 - i)).astype(np.float32)
-    return np.where(i < num_bins // 2, low, high).tolist()
+    """The magnitude bins: ``linspace(start, end, num_bins)`` as Python floats (float32
+    values, equal to torch's to the last bit)."""
+    return glasstorch.linspace(start, end, num_bins).tolist()
 
 
 def _posterize_bits(num_bins, top, spread):
