@@ -239,6 +239,9 @@ def __truediv__(self, other):
 
 
 def __rtruediv__(self, other):
+    if isinstance(other, (int, float, complex)):
+        # torch computes ``number / t`` as ``t.reciprocal() * number``: same rounding, same graph
+        return mul(reciprocal(self), other)
     return div(other, self)
 
 
@@ -946,6 +949,8 @@ def conj_physical(input, *, out=None):
 
 
 def _conj_physical_(self):
+    """In-place ``conj_physical``: conjugates a complex tensor's values; a real tensor is
+    unchanged."""
     if self._data.dtype.kind == "c":
         assign_inplace(self, conj_physical(self))
     return self
@@ -1301,6 +1306,8 @@ def float_power(input, exponent, *, out=None):
 
 
 def _float_power_(self, exponent):
+    """In-place ``float_power``; RuntimeError unless the tensor is already float64 (or complex128),
+    the dtype the result needs."""
     r = float_power(self, exponent)
     if r.dtype is not self.dtype:
         raise RuntimeError(f"the base given to float_power_ has dtype {_SHORT[self.dtype]} but "
