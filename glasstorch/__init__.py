@@ -49,7 +49,7 @@ cfloat, cdouble = complex64, complex128
 # Subpackages last: they may import names from the flat namespace above.
 from . import (  # noqa: E402
     accelerator, autograd, backends, compiler, cuda, debug, distributed, distributions, func,
-    jit, linalg, memory, nn, optim, profiler, random, return_types, sparse, utils, version,
+    jit, linalg, memory, nn, onnx, optim, profiler, random, return_types, sparse, utils, version,
     vision,
 )
 from ._sparse_tensor import sparse_csr  # noqa: E402
