@@ -32,6 +32,8 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
+    """The BLAS thread count: the last ``set_num_threads`` value, else what threadpoolctl reports,
+    else the CPU count."""
     if _state["threads"] is not None:
         return _state["threads"]
     tpc = _threadpool()
@@ -43,10 +45,12 @@ def get_num_threads() -> int:
 
 
 def set_num_interop_threads(n: int) -> None:
+    """Recorded only: glasstorch runs one operator at a time, so there is no inter-op pool."""
     _state["interop_threads"] = n
 
 
 def get_num_interop_threads() -> int:
+    """The value last given to ``set_num_interop_threads`` (1 by default)."""
     return _state["interop_threads"]
 
 
@@ -57,14 +61,18 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 
 def are_deterministic_algorithms_enabled() -> bool:
+    """The flag set by ``use_deterministic_algorithms``."""
     return _state["deterministic"]
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The ``warn_only`` flag set by ``use_deterministic_algorithms``."""
     return _state["warn_only"]
 
 
 def set_float32_matmul_precision(precision: str) -> None:
+    """Recorded for compatibility ('highest', 'high' or 'medium'); float32 matrix products always
+    run in full float32 precision here."""
     if precision not in ("highest", "high", "medium"):
         raise RuntimeError(f"Invalid precision: {precision}. Expected one of 'highest', 'high', "
                            f"'medium'")
@@ -72,6 +80,7 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 
 def get_float32_matmul_precision() -> str:
+    """The value last given to ``set_float32_matmul_precision`` ('highest' by default)."""
     return _state["matmul_precision"]
 
 

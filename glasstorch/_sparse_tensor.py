@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from ._core import dtype as _dt
 from ._core.backend import xp
-from ._tensor import Tensor, _new, _wrap_dim, layout, sparse_coo
+from ._tensor import Tensor, _new, _wrap_dim, sparse_coo, sparse_csr
 
 __all__ = ["SparseCooTensor", "SparseCsrTensor", "sparse_coo", "sparse_csr"]
-
-sparse_csr = layout("sparse_csr")
 
 
 class _SparseShell(xp.ndarray):
@@ -127,7 +125,8 @@ class _SparseBase(Tensor):
         return out
 
     def __reduce_ex__(self, proto):
-        raise NotImplementedError("glasstorch: pickling sparse tensors is not supported")
+        from .serialization import _rebuild_sparse_tensor
+        return (_rebuild_sparse_tensor, (self.layout, self._components()))
 
     def _repr_suffixes(self):
         nnz = self._nnz()
@@ -251,12 +250,21 @@ class SparseCooTensor(_SparseBase):
         from ._tensor import _wrap
         return _wrap(self._sp_indices)
 
+    def _components(self):
+        """What torch pickles for a COO tensor: (indices, values, size, is_coalesced)."""
+        return (self._indices(), self._values(), self.shape, self._sp_coalesced)
+
     def _values(self):
         return self._sp_values.detach()
 
 
 class SparseCsrTensor(_SparseBase):
     """A 2-D tensor in ``torch.sparse_csr`` layout (see ``torch.sparse_csr_tensor``)."""
+
+    def _components(self):
+        """What torch pickles for a CSR tensor: (crow_indices, col_indices, values, size)."""
+        from ._tensor import _wrap
+        return (_wrap(self._sp_crow), _wrap(self._sp_col), self._sp_values.detach(), self.shape)
 
     _layout_name = "sparse_csr"
     layout = property(lambda self: sparse_csr)

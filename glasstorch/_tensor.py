@@ -33,6 +33,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self) -> int:
+        """The number of elements a tensor of this shape has (the product of the sizes)."""
         n = 1
         for s in self:
             n *= s
@@ -146,92 +147,116 @@ class Tensor:
     # ------------------------------------------------------------------ metadata
     @property
     def dtype(self):
+        """The element type (``torch.float32``...)."""
         return _by_np[self._data.dtype]
 
     @property
     def shape(self):
+        """The sizes of the dimensions, as a ``torch.Size``."""
         return Size(self._data.shape)
 
     def size(self, dim=None):
+        """The shape (a ``torch.Size``), or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
+        """The number of dimensions (``ndimension()`` is the same)."""
         return self._data.ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements (``nelement()`` is the same)."""
         return self._data.size
 
     nelement = numel
 
     def element_size(self) -> int:
+        """Bytes per element."""
         return self._data.itemsize
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element."""
         return self._data.itemsize
 
     @property
     def nbytes(self) -> int:
+        """Bytes the elements take (``numel() * element_size()``; a view counts its own elements
+        only)."""
         return self._data.nbytes
 
     @property
     def device(self) -> device:
+        """The tensor's device: always the CPU."""
         return CPU
 
     @property
     def is_cuda(self) -> bool:
+        """Always False (CPU only)."""
         return False
 
     @property
     def is_cpu(self) -> bool:
+        """Always True."""
         return True
 
     @property
     def is_meta(self) -> bool:
+        """Always False: there are no meta tensors."""
         return False
 
     @property
     def is_xpu(self) -> bool:
+        """Always False (CPU only)."""
         return False
 
     @property
     def is_mps(self) -> bool:
+        """Always False (CPU only)."""
         return False
 
     @property
     def is_sparse(self) -> bool:
+        """Whether the tensor has the sparse COO layout (False for dense tensors)."""
         return False
 
     @property
     def is_quantized(self) -> bool:
+        """Always False: there are no quantized tensors."""
         return False
 
     @property
     def layout(self):
+        """The memory layout: ``torch.strided`` for dense tensors."""
         return strided
 
     def get_device(self) -> int:
+        """-1, torch's answer for a CPU tensor."""
         return -1
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one."""
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
+        """Whether the dtype is complex."""
         return self.dtype.is_complex
 
     def is_signed(self) -> bool:
+        """Whether the dtype can hold negative values."""
         return self.dtype.is_signed
 
     # ------------------------------------------------------------------ storage and strides
     def stride(self, dim=None):
+        """The strides in elements (not bytes, unlike NumPy), or the stride of dimension ``dim``."""
         a = self._data
         item = a.itemsize
         if a.size == 0 and not any(a.strides):
@@ -243,15 +268,20 @@ class Tensor:
         return strides[_wrap_dim(dim, a.ndim)]
 
     def untyped_storage(self) -> UntypedStorage:
+        """The flat bytes this tensor and its views share."""
         return UntypedStorage(self._data)
 
     def storage_offset(self) -> int:
+        """Where the tensor starts in its storage, in elements."""
         return (data_ptr(self._data) - data_ptr(root_array(self._data))) // self._data.itemsize
 
     def data_ptr(self) -> int:
+        """The address of the tensor's first element."""
         return data_ptr(self._data)
 
     def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the strides are the row-major ones for the shape (or those of ``memory_format``,
+        e.g. ``channels_last``)."""
         if memory_format is None or memory_format is contiguous_format:
             return _is_contiguous_strides(self._data.shape, self.stride())
         if memory_format is channels_last:
@@ -294,6 +324,8 @@ class Tensor:
     # ------------------------------------------------------------------ autograd attributes
     @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for autograd. Settable on leaves (floating
+        and complex dtypes only)."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -311,6 +343,7 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place and return the tensor."""
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
@@ -318,6 +351,8 @@ class Tensor:
 
     @property
     def grad(self):
+        """The gradient accumulated by ``backward()`` (None until then); filled only for leaves
+        unless ``retain_grad()`` was called."""
         if self.grad_fn is not None and not self.__dict__.get("_retains_grad"):
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
@@ -343,10 +378,13 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """Whether the tensor has no ``grad_fn`` (created by the user, or not recorded)."""
         return self.grad_fn is None
 
     @property
     def data(self):
+        """The same values with no autograd history (sharing storage); assigning replaces the values
+        without autograd knowing."""
         t = _wrap(self._data)
         return t
 
@@ -357,11 +395,15 @@ class Tensor:
         self._data = value._data
 
     def detach(self):
+        """A tensor sharing this one's storage (and version counter) with no history and
+        ``requires_grad=False``."""
         t = _wrap(self._data)
         t._version_counter = _version_counter_of(self)
         return t
 
     def detach_(self):
+        """Detach this tensor from the graph in place (RuntimeError for views of tensors that
+        require grad)."""
         if self._base is not None and (self._requires_grad or self._base._requires_grad):
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
@@ -371,6 +413,7 @@ class Tensor:
 
     # ------------------------------------------------------------------ conversions
     def item(self):
+        """The value of a one-element tensor as a Python number."""
         if _debug._on:
             _debug._impl().host_conversion(self)
         if self._data.size != 1:
@@ -380,6 +423,7 @@ class Tensor:
             float(self._data.reshape(()))
 
     def tolist(self):
+        """The values as (nested) Python lists of numbers."""
         if _debug._on:
             _debug._impl().host_conversion(self)
         if self.dtype in (_dt.bfloat16,):
@@ -387,6 +431,8 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force=False):
+        """The underlying NumPy array, sharing memory; RuntimeError when the tensor requires grad
+        (detach first). ``force=True`` returns a copy instead."""
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -470,13 +516,17 @@ class Tensor:
 
     # ------------------------------------------------------------------ device/dtype moves
     def cpu(self, memory_format=None):
+        """The tensor itself: it is already on the CPU."""
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """Raises RuntimeError: glasstorch has no CUDA device."""
         as_device("cuda" if device is None else
                   (f"cuda:{device}" if isinstance(device, int) else device))
 
     def type(self, dtype=None, non_blocking=False):
+        """Without ``dtype``, the legacy type name (``'torch.FloatTensor'``); with one (a dtype or
+        such a name), the tensor cast to it."""
         if dtype is None:
             return _legacy_type_name(self.dtype)
         if isinstance(dtype, str):
@@ -484,10 +534,13 @@ class Tensor:
         return self.to(dtype)
 
     def type_as(self, other):
+        """The tensor cast to ``other``'s dtype."""
         return self.to(other.dtype)
 
     @property
     def T(self):
+        """The dimensions reversed, as a view (for 2-d tensors, the transpose; torch deprecates
+        other ranks)."""
         if self._data.ndim > 2:
             warnings.warn(
                 "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
@@ -498,6 +551,7 @@ class Tensor:
 
     @property
     def mT(self):
+        """The last two dimensions transposed, as a view."""
         if self._data.ndim < 2:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
                                f"Got {self._data.ndim}-D tensor.")
@@ -505,10 +559,12 @@ class Tensor:
 
     @property
     def H(self):
+        """The conjugate transpose of a 2-d tensor (``T``, conjugated when complex)."""
         return self.T.conj() if self.dtype.is_complex else self.T
 
     @property
     def mH(self):
+        """The last two dimensions transposed and conjugated (when complex)."""
         return self.mT.conj() if self.dtype.is_complex else self.mT
 
 
@@ -539,6 +595,7 @@ def _is_contiguous_strides(shape, strides):
 
 
 class layout:
+    """A tensor layout (``torch.strided``, ``torch.sparse_coo``, ``torch.sparse_csr``)."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -546,9 +603,14 @@ class layout:
 
     def __repr__(self):
         return "torch." + self.name
+
+    def __reduce__(self):  # pickles by name, so unpickling gives back the one instance
+        return self.name
 
 
 class memory_format:
+    """A memory format (``torch.contiguous_format``, ``torch.channels_last``...) for ``contiguous``,
+    ``to`` and ``is_contiguous``."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -556,10 +618,14 @@ class memory_format:
 
     def __repr__(self):
         return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name
 
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")

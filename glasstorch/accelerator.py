@@ -7,6 +7,7 @@ __all__ = ["is_available", "current_accelerator", "device_count", "current_devic
 
 
 def is_available() -> bool:
+    """False: glasstorch runs on the CPU only."""
     return False
 
 
@@ -16,10 +17,12 @@ def current_accelerator(check_available: bool = False):
 
 
 def device_count() -> int:
+    """0: there is no accelerator."""
     return 0
 
 
 def current_device_index() -> int:
+    """RuntimeError: there is no accelerator."""
     raise RuntimeError("glasstorch has no accelerator: glasstorch.accelerator.is_available() is "
                        "False")
 

@@ -2,10 +2,12 @@
 
 
 def is_compiling() -> bool:
+    """False: glasstorch never compiles."""
     return False
 
 
 def is_dynamo_compiling() -> bool:
+    """False: glasstorch never compiles."""
     return False
 
 
@@ -17,6 +19,7 @@ def disable(fn=None, recursive=True):
 
 
 def reset() -> None:
+    """Nothing to reset: there is no compilation cache."""
     pass
 
 

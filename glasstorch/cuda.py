@@ -7,14 +7,17 @@ __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "sy
 
 
 def is_available() -> bool:
+    """False: glasstorch has no CUDA backend yet."""
     return False
 
 
 def device_count() -> int:
+    """0: there is no CUDA device."""
     return 0
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: there is no CUDA device."""
     return False
 
 
@@ -32,16 +35,20 @@ def _no_cuda(what):
 
 
 def synchronize(device=None) -> None:
+    """RuntimeError: there is no CUDA device to wait for."""
     _no_cuda("synchronize")
 
 
 def current_device() -> int:
+    """RuntimeError: there is no CUDA device."""
     _no_cuda("current_device")
 
 
 def get_device_name(device=None) -> str:
+    """RuntimeError: there is no CUDA device."""
     _no_cuda("get_device_name")
 
 
 def set_device(device) -> None:
+    """RuntimeError: there is no CUDA device."""
     _no_cuda("set_device")

@@ -25,6 +25,7 @@ import os
 import pickle
 import struct
 import tempfile
+import typing
 import uuid
 import zipfile
 
@@ -33,6 +34,8 @@ from ._core.backend import xp
 from ._core.device import CPU
 from ._core.device import device as _device
 from ._core.storage import UntypedStorage, data_ptr, root_array
+from ._sparse_tensor import SparseCooTensor, SparseCsrTensor
+from ._sparse_tensor import sparse_csr as _sparse_csr
 from ._tensor import Size, Tensor, _wrap
 from ._tensor import layout as _layout
 from ._tensor import memory_format as _memory_format
@@ -69,22 +72,27 @@ class TypedStorage:
         self.dtype = dtype
 
     def size(self) -> int:
+        """The number of elements."""
         return self._bytes.nbytes // self.dtype.itemsize
 
     __len__ = size
 
     def nbytes(self) -> int:
+        """The size in bytes."""
         return self._bytes.nbytes
 
     def untyped(self) -> UntypedStorage:
+        """The same bytes as an UntypedStorage (no copy)."""
         return UntypedStorage(self._bytes)
 
     def tolist(self):
+        """The elements as a list of Python numbers."""
         arr = self._array()
         return arr.astype(xp.float32).tolist() if self.dtype is _dt.bfloat16 else arr.tolist()
 
     @property
     def device(self):
+        """The storage's device (always the CPU)."""
         return CPU
 
     def _array(self):
@@ -206,6 +214,20 @@ _TENSOR_TYPE = _TypeMarker("torch.Tensor")
 _PARAMETER_TYPE = _TypeMarker("torch.nn.Parameter")
 
 
+def _rebuild_sparse_tensor(layout, data):
+    """torch's pickled form of a sparse tensor: its component tensors."""
+    from ._ops.sparse import sparse_coo_tensor, sparse_csr_tensor
+    if layout is _SAFE["torch", "sparse_coo"]:
+        indices, values, size = data[:3]
+        return sparse_coo_tensor(indices, values, size,
+                                 is_coalesced=data[3] if len(data) > 3 else None)
+    if layout is _sparse_csr:
+        crow, col, values, size = data
+        return sparse_csr_tensor(crow, col, values, size)
+    raise NotImplementedError(f"glasstorch: loading a sparse tensor of layout {layout} is not "
+                              "supported (only sparse_coo and sparse_csr)")
+
+
 def _rebuild_from_type_v2(func, new_type, args, state):
     if func not in (_rebuild_tensor_v2, _rebuild_parameter, _rebuild_parameter_with_state) \
             or new_type not in (_TENSOR_TYPE, _PARAMETER_TYPE) or type(args) is not tuple:
@@ -224,12 +246,10 @@ def _codecs_encode(text, encoding="utf-8"):
 
 
 def _get_layout(name):
-    from . import _tensor
-    if name == "torch.strided":
-        return _tensor.strided
-    if name == "torch.sparse_coo":
-        return _tensor.sparse_coo
-    raise pickle.UnpicklingError(f"glasstorch has no layout {name}")
+    layout = _LAYOUTS.get(name)
+    if layout is None:
+        raise pickle.UnpicklingError(f"glasstorch has no layout {name}")
+    return layout
 
 
 def _storage_types():
@@ -254,6 +274,7 @@ _SAFE = {
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+    ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
     ("torch", "Tensor"): _TENSOR_TYPE,
     ("torch.nn.parameter", "Parameter"): _PARAMETER_TYPE,
     ("torch", "Size"): Size,
@@ -268,6 +289,9 @@ for _name in ("strided", "sparse_coo", "contiguous_format", "channels_last",
               "channels_last_3d", "preserve_format"):
     from . import _tensor as _tensor_mod
     _SAFE["torch", _name] = getattr(_tensor_mod, _name)
+_SAFE["torch", "sparse_csr"] = _sparse_csr
+_LAYOUTS = {str(x): x for x in (_SAFE["torch", "strided"], _SAFE["torch", "sparse_coo"],
+                                _sparse_csr)}
 del _name
 
 # ============================================================================ safe globals
@@ -332,14 +356,15 @@ class _TorchGlobal:
 
 _G_REBUILD = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _G_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
+_G_SPARSE = _TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
+_G_GET_LAYOUT = _TorchGlobal("torch.serialization", "_get_layout")
 _G_SIZE = _TorchGlobal("torch", "Size")
 _G_DEVICE = _TorchGlobal("torch", "device")
 _G_UNTYPED = _TorchGlobal("torch.storage", "UntypedStorage")
 _G_STORAGE = {d: _TorchGlobal("torch", n) for d, n in _STORAGE_NAMES.items()}
 _G_DTYPE = {d: _TorchGlobal("torch", d.name) for d in _dt.all_dtypes}
 _G_MISC = {id(_SAFE["torch", n]): _TorchGlobal("torch", n) for n in (
-    "strided", "sparse_coo", "contiguous_format", "channels_last", "channels_last_3d",
-    "preserve_format")}
+    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format")}
 
 
 class _StorageRecord:
@@ -413,6 +438,9 @@ class _Pickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         cls = type(obj)
+        if cls is SparseCooTensor or cls is SparseCsrTensor:
+            # torch's form: the component tensors, rebuilt on load
+            return (_G_SPARSE, (obj.layout, obj._components()))
         if cls is Tensor or isinstance(obj, Tensor):
             storage, offset, size, stride = self._tensor_args(obj)
             args = (_G_REBUILD, (storage, offset, size, stride, obj._requires_grad,
@@ -430,7 +458,9 @@ class _Pickler(pickle._Pickler):
             dtype = None if cls is UntypedStorage else obj.dtype
             rec = self._record(root, _flat_bytes(root), dtype)
             return (_identity, (rec,))  # replaced by its persistent id in save()
-        if cls is _layout or cls is _memory_format:
+        if cls is _layout:  # torch writes layouts as a call naming them
+            return (_G_GET_LAYOUT, (str(obj),))
+        if cls is _memory_format:
             g = _G_MISC.get(id(obj))
             if g is not None:
                 return (_identity_global, (g,))
@@ -517,8 +547,9 @@ def _umask():
 _UMASK = _umask()
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False):
+def save(obj: object, f: str | os.PathLike | typing.IO[bytes], pickle_module=None,
+         pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
     """Write ``obj`` in PyTorch's checkpoint format to a path or binary file object.
 
     A path is written through a temporary file in the same directory that is synced and
@@ -670,8 +701,9 @@ def _open_path(f):
     return isinstance(f, (str, os.PathLike))
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
-         **pickle_load_args):
+def load(f: str | os.PathLike | typing.IO[bytes], map_location=None, pickle_module=None, *,
+         weights_only: bool | None = None, mmap: bool | None = None,
+         **pickle_load_args) -> typing.Any:
     """Read an object saved with ``torch.save`` or ``glasstorch.save``.
 
     ``weights_only`` (default True) admits only tensors, containers, primitive values and

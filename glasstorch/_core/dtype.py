@@ -43,9 +43,13 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
+        """The real counterpart of a complex dtype (complex64 -> float32); other dtypes
+        unchanged."""
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
+        """The complex dtype holding this floating dtype (float32, float16, bfloat16 -> complex64;
+        float64 -> complex128); others unchanged."""
         return {"float32": complex64, "float64": complex128, "float16": complex64,
                 "bfloat16": complex64}.get(self.name, self)
 
@@ -135,10 +139,13 @@ _default = [float32]
 
 
 def get_default_dtype() -> dtype:
+    """The dtype of new floating-point tensors built from Python floats (float32 unless changed)."""
     return _default[0]
 
 
 def set_default_dtype(d: dtype) -> None:
+    """Set the default floating-point dtype (float32, float64, float16 or bfloat16); TypeError for
+    others."""
     if d not in (float32, float64, float16, bfloat16):
         raise TypeError(
             f"only floating-point types are supported as the default type, got {d}")

@@ -33,6 +33,7 @@ class Generator:
 
     @property
     def device(self):
+        """The generator's device (always the CPU)."""
         return self._device
 
     def manual_seed(self, seed):

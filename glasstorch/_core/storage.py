@@ -49,22 +49,27 @@ class UntypedStorage:
         self._bytes = flat_bytes(root_array(size_or_array))
 
     def data_ptr(self) -> int:
+        """The address of the first byte."""
         return data_ptr(self._bytes)
 
     def nbytes(self) -> int:
+        """The size in bytes."""
         return self._bytes.nbytes
 
     def size(self) -> int:
+        """The size in bytes (as torch's untyped storages count them)."""
         return self._bytes.nbytes
 
     __len__ = size
 
     @property
     def device(self):
+        """The storage's device (always the CPU)."""
         from .device import CPU
         return CPU
 
     def tolist(self):
+        """The bytes as a list of ints."""
         return self._bytes.tolist()
 
     def __getitem__(self, i):

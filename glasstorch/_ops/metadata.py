@@ -14,19 +14,23 @@ def is_tensor(obj) -> bool:
 
 
 def is_storage(obj) -> bool:
+    """Whether ``obj`` is a storage (``UntypedStorage``)."""
     from .._core.storage import UntypedStorage
     return isinstance(obj, UntypedStorage)
 
 
 def numel(input) -> int:
+    """The number of elements of ``input``."""
     return input.numel()
 
 
 def is_floating_point(input) -> bool:
+    """Whether ``input``'s dtype is a floating-point one (float16, bfloat16, float32, float64)."""
     return input.dtype.is_floating_point
 
 
 def is_complex(input) -> bool:
+    """Whether ``input``'s dtype is complex."""
     return input.dtype.is_complex
 
 
@@ -42,10 +46,13 @@ def is_nonzero(input) -> bool:
 
 @register()
 def is_same_size(input, other) -> bool:
+    """Whether the two tensors have the same shape."""
     return input.shape == other.shape
 
 
 def typename(obj) -> str:
+    """The type name torch prints: ``'torch.FloatTensor'`` for a float32 tensor, else the qualified
+    class name."""
     if isinstance(obj, Tensor):
         return obj.type()
     module = type(obj).__module__

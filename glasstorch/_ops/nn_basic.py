@@ -150,6 +150,7 @@ def dropout(input, p, train):
 
 
 def dropout_(input, p, train):
+    """In-place ``dropout``."""
     return _dropout_impl(input, p, train, False, False, True)
 
 
@@ -159,6 +160,7 @@ def feature_dropout(input, p, train):
 
 
 def feature_dropout_(input, p, train):
+    """In-place ``feature_dropout``."""
     return _dropout_impl(input, p, train, True, False, True)
 
 
@@ -168,6 +170,7 @@ def alpha_dropout(input, p, train):
 
 
 def alpha_dropout_(input, p, train):
+    """In-place ``alpha_dropout``."""
     return _dropout_impl(input, p, train, False, True, True)
 
 
@@ -177,6 +180,7 @@ def feature_alpha_dropout(input, p, train):
 
 
 def feature_alpha_dropout_(input, p, train):
+    """In-place ``feature_alpha_dropout``."""
     return _dropout_impl(input, p, train, True, True, True)
 
 

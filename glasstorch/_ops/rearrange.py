@@ -520,6 +520,7 @@ def _triangle(name, lower):
     def inplace(self, diagonal=0):
         return assign_inplace(self, fn(self, diagonal))
     inplace.__name__ = inplace.__qualname__ = name + "_"
+    inplace.__doc__ = f"In-place version of :func:`{name}`."
     setattr(Tensor, name + "_", inplace)
     return fn
 

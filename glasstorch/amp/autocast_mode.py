@@ -100,54 +100,67 @@ def get_autocast_dtype(device_type: str):
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
+    """Set the lower-precision dtype autocast uses for ``device_type`` when ``autocast`` is given no
+    dtype."""
     _check_device(device_type)
     _state.dtype[device_type] = dtype
 
 
 def is_autocast_cache_enabled() -> bool:
+    """Whether autocast caches the low-precision casts of weights inside a region."""
     return _state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turn autocast's weight-cast cache on or off."""
     _state.cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache() -> None:
+    """Drop the cached low-precision copies of weights."""
     _state.cache.clear()
 
 
 def autocast_increment_nesting() -> int:
+    """Count one more entered autocast region; returns the depth."""
     _state.nesting += 1
     return _state.nesting
 
 
 def autocast_decrement_nesting() -> int:
+    """Count one autocast region less; returns the depth."""
     _state.nesting -= 1
     return _state.nesting
 
 
 # the deprecated per-device spellings
 def get_autocast_cpu_dtype():
+    """Deprecated spelling of ``get_autocast_dtype('cpu')``."""
     return _state.dtype["cpu"]
 
 
 def get_autocast_gpu_dtype():
+    """Deprecated spelling of ``get_autocast_dtype('cuda')``."""
     return _state.dtype["cuda"]
 
 
 def is_autocast_cpu_enabled() -> bool:
+    """Deprecated spelling of ``is_autocast_enabled('cpu')``."""
     return _state.enabled["cpu"]
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """Deprecated spelling of ``set_autocast_enabled('cpu', enabled)``."""
     set_autocast_enabled("cpu", enabled)
 
 
 def set_autocast_cpu_dtype(dtype) -> None:
+    """Deprecated spelling of ``set_autocast_dtype('cpu', dtype)``."""
     _state.dtype["cpu"] = dtype
 
 
 def set_autocast_gpu_dtype(dtype) -> None:
+    """Deprecated spelling of ``set_autocast_dtype('cuda', dtype)``."""
     _state.dtype["cuda"] = dtype
 
 

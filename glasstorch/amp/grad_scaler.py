@@ -195,21 +195,27 @@ class GradScaler:
         return 1.0
 
     def get_growth_factor(self):
+        """The factor the scale is multiplied by after ``growth_interval`` steps without inf/NaN."""
         return self._growth_factor
 
     def set_growth_factor(self, new_factor):
+        """Set the growth factor."""
         self._growth_factor = new_factor
 
     def get_backoff_factor(self):
+        """The factor the scale is multiplied by after a step with inf/NaN gradients."""
         return self._backoff_factor
 
     def set_backoff_factor(self, new_factor):
+        """Set the backoff factor."""
         self._backoff_factor = new_factor
 
     def get_growth_interval(self):
+        """How many consecutive finite steps grow the scale once."""
         return self._growth_interval
 
     def set_growth_interval(self, new_interval):
+        """Set the growth interval."""
         self._growth_interval = new_interval
 
     def _get_growth_tracker(self):
@@ -220,6 +226,8 @@ class GradScaler:
         return 0
 
     def is_enabled(self):
+        """Whether this scaler scales at all (``enabled=False`` makes every method a
+        pass-through)."""
         return self._enabled
 
     def state_dict(self):
@@ -232,6 +240,8 @@ class GradScaler:
         return {}
 
     def load_state_dict(self, state_dict):
+        """Restore the scale, growth settings and growth tracker saved by ``state_dict()``; a no-op
+        when the scaler is disabled."""
         if not self._enabled:
             return
         if len(state_dict) == 0:

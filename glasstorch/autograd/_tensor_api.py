@@ -52,6 +52,7 @@ def retain_grad(self):
 
 
 def retains_grad(self):
+    """Whether ``retain_grad()`` was called on this non-leaf (always False for leaves)."""
     return self.__dict__.get("_retains_grad", False) if self.grad_fn is not None else False
 
 

@@ -39,6 +39,7 @@ class detect_anomaly(_Mode):
         return False
 
     def clone(self):
+        """A fresh context manager with the same setting (used when it decorates a function)."""
         return detect_anomaly.__new__(detect_anomaly)._init_quiet(self.check_nan)
 
     def _init_quiet(self, check_nan):
@@ -62,4 +63,5 @@ class set_detect_anomaly(_Mode):
         return False
 
     def clone(self):
+        """A fresh context manager with the same setting (used when it decorates a function)."""
         return set_detect_anomaly(self.mode, self.check_nan)

@@ -20,10 +20,14 @@ class FunctionCtx:
     """What ``ctx`` offers inside ``forward``/``setup_context``/``backward``."""
 
     def save_for_backward(self, *tensors):
+        """Keep these tensors (inputs or outputs of forward, or None) for ``backward``; read them
+        back with ``ctx.saved_tensors``, which checks that none was modified in place since."""
         self._to_save = tensors
 
     @property
     def saved_tensors(self):
+        """The tensors given to ``save_for_backward``, unpacked with torch's in-place version check;
+        raises once the graph was freed by a backward without ``retain_graph``."""
         packed = self.__dict__.get("_saved_for_backward")
         if packed is None:
             to_save = self.__dict__.get("_to_save", ())
@@ -40,12 +44,18 @@ class FunctionCtx:
     saved_variables = saved_tensors
 
     def mark_dirty(self, *tensors):
+        """Declare the input tensors that ``forward`` modified in place (it must return them); their
+        history is rebased onto this node."""
         self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
+        """Declare outputs that have no gradient (indices, masks); they get ``requires_grad=False``
+        and backward receives zeros for them."""
         self._non_differentiable = tensors
 
     def set_materialize_grads(self, value: bool):
+        """With ``True`` (the default), gradients of outputs that did not reach the loss arrive in
+        ``backward`` as zero tensors; with ``False`` they arrive as None."""
         self._materialize_grads = bool(value)
 
 
@@ -115,15 +125,21 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """The computation, on tensors with graph recording off. Override it as a staticmethod:
+        ``forward(ctx, *args)``, or ``forward(*args)`` together with ``setup_context``."""
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
 
     @staticmethod
     def setup_context(ctx, inputs, output):
+        """Optional: fill ``ctx`` from ``inputs`` and ``output`` when ``forward`` does not take
+        ``ctx``."""
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """Override as a staticmethod: given one gradient per output, return one gradient (or None)
+        per ``forward`` argument. ``vjp`` is the same method."""
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward "
                                   "mode AD.")
@@ -132,11 +148,15 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
+        """Forward-mode rule. glasstorch has no forward-mode AD, so nothing calls it."""
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Call the Function: runs ``forward`` with a fresh ``ctx`` and, when grad mode is on and a
+        tensor argument requires grad, records one ``<Name>Backward`` node whose backward is this
+        class's ``backward``."""
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         tensors = [args[i] for i in positions]
         ctx = cls._backward_cls(tuple(edge_of(t) for t in tensors),

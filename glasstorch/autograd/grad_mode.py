@@ -37,6 +37,7 @@ def is_grad_enabled() -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
+    """Whether the code runs inside an ``inference_mode()`` block."""
     return _state.inference
 
 
@@ -73,6 +74,7 @@ class _Mode:
         return wrapper
 
     def clone(self):
+        """A fresh context manager with the same setting (used when it decorates a function)."""
         return type(self)()
 
 
@@ -116,6 +118,7 @@ class set_grad_enabled(_Mode):
         return False
 
     def clone(self):
+        """A fresh context manager with the same setting (used when it decorates a function)."""
         return set_grad_enabled(self.mode)
 
 
@@ -136,4 +139,5 @@ class inference_mode(_Mode):
         return False
 
     def clone(self):
+        """A fresh context manager with the same setting (used when it decorates a function)."""
         return inference_mode(self.mode)

@@ -59,6 +59,8 @@ class SavedTensor:
         self._tensor = tensor
 
     def unpack(self, node):
+        """The saved tensor for ``node``'s backward, after torch's check that it was not modified in
+        place since it was saved (RuntimeError naming both versions otherwise)."""
         if self._unpack_hook is not None:
             return self._unpack_hook(self._packed)
         t = self._tensor
@@ -89,6 +91,7 @@ class SavedTensor:
         return t
 
     def release(self):
+        """Drop the saved tensor (and any packed form) so its memory can be freed."""
         self._tensor = None
         self._packed = None
 
@@ -136,6 +139,7 @@ class Node:
         return self.__dict__.setdefault("_metadata", {})
 
     def name(self) -> str:
+        """The node's name as torch prints it (``MulBackward0``)."""
         return type(self).__name__
 
     def __repr__(self):
@@ -156,6 +160,8 @@ class Node:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def backward(self, *grads):  # pragma: no cover - every concrete node overrides it
+        """Given the gradients of this node's outputs, the gradients of its inputs (one per edge in
+        ``next_functions``). Each concrete node defines it; the engine calls it."""
         raise NotImplementedError(f"{self.name()} has no backward formula")
 
     def register_hook(self, fn):
@@ -174,6 +180,8 @@ class Node:
         pass
 
     def release_saved(self):
+        """Free the tensors saved for backward (the engine does this after a backward without
+        ``retain_graph``); a second backward through the node then raises."""
         if self._saved:
             for v in self._saved.values():
                 if isinstance(v, SavedTensor):

@@ -17,6 +17,7 @@ _group = {}
 
 
 class ReduceOp:
+    """The reductions collectives accept (SUM, AVG, PRODUCT, MIN, MAX)."""
     SUM = "sum"
     AVG = "avg"
     PRODUCT = "product"
@@ -25,14 +26,17 @@ class ReduceOp:
 
 
 def is_available() -> bool:
+    """True: the single-process group is always available."""
     return True
 
 
 def is_initialized() -> bool:
+    """Whether ``init_process_group`` was called (and not destroyed since)."""
     return bool(_group)
 
 
 def is_torchelastic_launched() -> bool:
+    """Whether the process was started by torchrun (``TORCHELASTIC_RUN_ID`` is set)."""
     return "TORCHELASTIC_RUN_ID" in os.environ
 
 
@@ -60,23 +64,28 @@ def _require_group():
 
 
 def destroy_process_group(group=None) -> None:
+    """Leave the default process group."""
     _require_group()
     _group.clear()
 
 
 def get_rank(group=None) -> int:
+    """This process's rank: 0, the only one."""
     return _require_group()["rank"]
 
 
 def get_world_size(group=None) -> int:
+    """The number of processes: 1."""
     return _require_group()["world_size"]
 
 
 def get_backend(group=None) -> str:
+    """The backend name given to ``init_process_group`` ('gloo' by default)."""
     return _require_group()["backend"]
 
 
 def barrier(group=None, async_op=False, device_ids=None):
+    """Wait for every process: returns at once with one process."""
     _require_group()
 
 
@@ -86,14 +95,17 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
+    """With one process the reduced value is the tensor itself: nothing changes."""
     _require_group()
 
 
 def broadcast(tensor, src=0, group=None, async_op=False):
+    """With one process the source is this process: nothing changes."""
     _require_group()
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """Copy ``tensor`` into the single entry of ``tensor_list`` (one process)."""
     _require_group()
     if len(tensor_list) != 1:
         raise ValueError("all_gather expects one output tensor per process (1 here)")
@@ -101,5 +113,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
+    """A sub-group; with one process it is the default group (returns None, as torch's handle for it
+    is not needed)."""
     _require_group()
     return None

@@ -78,6 +78,8 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``) the distribution was built
+        from."""
         return self._param.size()
 
     def sample(self, sample_shape=_EMPTY_SIZE):

@@ -66,11 +66,13 @@ class Beta(ExponentialFamily):
 
     @property
     def concentration1(self):
+        """The first concentration parameter (alpha)."""
         result = self._dirichlet.concentration[..., 0]
         return torch.tensor([result]) if isinstance(result, Number) else result
 
     @property
     def concentration0(self):
+        """The second concentration parameter (beta)."""
         result = self._dirichlet.concentration[..., 1]
         return torch.tensor([result]) if isinstance(result, Number) else result
 

@@ -86,6 +86,8 @@ class Binomial(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``) the distribution was built
+        from."""
         return self._param.size()
 
     def sample(self, sample_shape=_EMPTY_SIZE):

@@ -68,6 +68,8 @@ class Categorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``) the distribution was built
+        from."""
         return self._param.size()
 
     @property

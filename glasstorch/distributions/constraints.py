@@ -168,6 +168,7 @@ class _OneHot(Constraint):
 
 
 class _IntegerInterval(Constraint):
+    """Integers in ``[lower_bound, upper_bound]``."""
     is_discrete = True
 
     def __init__(self, lower_bound, upper_bound):
@@ -217,6 +218,7 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """Reals strictly greater than ``lower_bound``."""
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -229,6 +231,7 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(Constraint):
+    """Reals greater than or equal to ``lower_bound``."""
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -241,6 +244,7 @@ class _GreaterThanEq(Constraint):
 
 
 class _LessThan(Constraint):
+    """Reals strictly less than ``upper_bound``."""
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
         super().__init__()
@@ -253,6 +257,7 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """Reals in ``[lower_bound, upper_bound]``."""
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -267,6 +272,7 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(_Interval):
+    """Reals in ``[lower_bound, upper_bound)``."""
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
 
@@ -279,6 +285,7 @@ class _Simplex(Constraint):
 
 
 class _Multinomial(Constraint):
+    """Non-negative integer vectors summing to at most ``upper_bound`` (a multinomial's counts)."""
     is_discrete = True
     event_dim = 1
 

@@ -80,18 +80,22 @@ class Distribution:
 
     @property
     def mean(self):
+        """The mean of the distribution (per batch element)."""
         raise NotImplementedError
 
     @property
     def mode(self):
+        """The most likely value (per batch element)."""
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
     def variance(self):
+        """The variance (per batch element)."""
         raise NotImplementedError
 
     @property
     def stddev(self):
+        """The standard deviation: ``variance.sqrt()``."""
         return self.variance.sqrt()
 
     def sample(self, sample_shape=_EMPTY_SIZE):
@@ -104,26 +108,35 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n):
+        """Deprecated: ``n`` samples, as ``sample((n,))``."""
         warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning,
                       stacklevel=2)
         return self.sample(torch.Size((n,)))
 
     def log_prob(self, value):
+        """The log of the probability density (or mass) at ``value``, differentiable with respect to
+        the parameters."""
         raise NotImplementedError
 
     def cdf(self, value):
+        """The cumulative distribution function at ``value``."""
         raise NotImplementedError
 
     def icdf(self, value):
+        """The inverse cumulative distribution function at probability ``value``."""
         raise NotImplementedError
 
     def enumerate_support(self, expand=True):
+        """Every value of a discrete distribution's support, along a new leading dim (expanded over
+        the batch shape when ``expand``)."""
         raise NotImplementedError
 
     def entropy(self):
+        """The entropy (per batch element)."""
         raise NotImplementedError
 
     def perplexity(self):
+        """``exp(entropy())``."""
         return torch.exp(self.entropy())
 
     def _extended_shape(self, sample_shape=_EMPTY_SIZE):

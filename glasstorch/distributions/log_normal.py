@@ -27,10 +27,12 @@ class LogNormal(TransformedDistribution):
 
     @property
     def loc(self):
+        """The mean of the underlying normal distribution (of ``log x``)."""
         return self.base_dist.loc
 
     @property
     def scale(self):
+        """The standard deviation of the underlying normal distribution (of ``log x``)."""
         return self.base_dist.scale
 
     @property

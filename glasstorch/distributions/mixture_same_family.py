@@ -66,10 +66,12 @@ class MixtureSameFamily(Distribution):
 
     @property
     def mixture_distribution(self):
+        """The Categorical choosing a component."""
         return self._mixture_distribution
 
     @property
     def component_distribution(self):
+        """The batched components (the rightmost batch dim indexes them)."""
         return self._component_distribution
 
     @property

@@ -45,10 +45,12 @@ class OneHotCategorical(Distribution):
 
     @property
     def probs(self):
+        """The category probabilities (normalized over the last dim)."""
         return self._categorical.probs
 
     @property
     def logits(self):
+        """The category log-probabilities (normalized over the last dim)."""
         return self._categorical.logits
 
     @property
@@ -67,6 +69,8 @@ class OneHotCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``) the distribution was built
+        from."""
         return self._categorical.param_shape
 
     def sample(self, sample_shape=_EMPTY_SIZE):

@@ -46,14 +46,18 @@ class ExpRelaxedCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (``probs`` or ``logits``) the distribution was built
+        from."""
         return self._categorical.param_shape
 
     @property
     def logits(self):
+        """The category log-probabilities (normalized over the last dim)."""
         return self._categorical.logits
 
     @property
     def probs(self):
+        """The category probabilities (normalized over the last dim)."""
         return self._categorical.probs
 
     def rsample(self, sample_shape=_EMPTY_SIZE):
@@ -94,12 +98,15 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     @property
     def temperature(self):
+        """The relaxation temperature: samples approach one-hot vectors as it goes to 0."""
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """The category log-probabilities (normalized over the last dim)."""
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """The category probabilities (normalized over the last dim)."""
         return self.base_dist.probs

@@ -49,6 +49,7 @@ class Transform:
 
     @property
     def event_dim(self):
+        """How many trailing dims form one event (when domain and codomain agree)."""
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
@@ -70,6 +71,7 @@ class Transform:
         raise NotImplementedError
 
     def with_cache(self, cache_size=1):
+        """This transform with a cache of the last ``x -> y`` pair (``cache_size`` 0 or 1)."""
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
@@ -118,9 +120,11 @@ class Transform:
         return self.__class__.__name__ + "()"
 
     def forward_shape(self, shape):
+        """The output shape for an input of ``shape``."""
         return shape
 
     def inverse_shape(self, shape):
+        """The input shape for an output of ``shape``."""
         return shape
 
 
@@ -195,6 +199,7 @@ class ComposeTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         if not self.parts:
             return constraints.real
         domain = self.parts[0].domain
@@ -209,6 +214,7 @@ class ComposeTransform(Transform):
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         if not self.parts:
             return constraints.real
         codomain = self.parts[-1].codomain
@@ -306,11 +312,13 @@ class IndependentTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         return constraints.independent(self.base_transform.domain,
                                        self.reinterpreted_batch_ndims)
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return constraints.independent(self.base_transform.codomain,
                                        self.reinterpreted_batch_ndims)
 
@@ -502,12 +510,14 @@ class AffineTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint the inputs satisfy."""
         if self.event_dim == 0:
             return constraints.real
         return constraints.independent(constraints.real, self.event_dim)
 
     @property
     def codomain(self):
+        """The constraint the outputs satisfy."""
         return self.domain
 
     def with_cache(self, cache_size=1):

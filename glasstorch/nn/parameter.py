@@ -72,6 +72,8 @@ class _Uninitialized:
     cls_to_become = None
 
     def materialize(self, shape, device=None, dtype=None):
+        """Allocate (uninitialized) memory of ``shape`` and turn into a regular Parameter or
+        buffer."""
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         dt = self.dtype if dtype is None else dtype
         self._data = xp.empty(shape, dtype=dt.np)
@@ -79,6 +81,7 @@ class _Uninitialized:
 
     @property
     def shape(self):
+        """Raises RuntimeError: the shape is unknown until the first forward."""
         raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
                            "This error usually happens in `load_state_dict` when trying to load "
                            "an uninitialized parameter into an initialized one. Call "

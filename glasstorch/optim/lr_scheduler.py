@@ -607,6 +607,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self):
+        """Whether the scheduler is waiting out ``cooldown`` epochs after a reduction."""
         return self.cooldown_counter > 0
 
     def _is_better(self, a, best):

@@ -13,9 +13,10 @@ import itertools
 import threading
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from copy import deepcopy
 from itertools import chain
+from typing import Any
 
 from .. import debug as _debug
 from .._core import dtype as _dt
@@ -353,7 +354,7 @@ class Optimizer:
         return self._add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ------------------------------------------------------------------ state_dict
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The optimizer state: ``state`` keyed by parameter index, ``param_groups`` with
         ``params`` as index lists."""
         for pre_hook in self._optimizer_state_dict_pre_hooks.values():
@@ -398,7 +399,7 @@ class Optimizer:
             return value.to(dtype=param.dtype)
         return value
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state produced by ``state_dict()`` (glasstorch's or torch's layout)."""
         state_dict = state_dict.copy()
         for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
@@ -445,7 +446,7 @@ class Optimizer:
             post_hook(self)
 
     # ------------------------------------------------------------------ grads and groups
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: to None (default) or to zeros in place."""
         for group in self.param_groups:
             for p in group["params"]:
@@ -461,11 +462,11 @@ class Optimizer:
                         g._data[...] = 0
                         g._bump_version()
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         raise NotImplementedError
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters (with optional per-group hyperparameters)."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")

@@ -28,6 +28,8 @@ __all__ = ["profile", "record_function", "schedule", "tensorboard_trace_handler"
 
 
 class ProfilerActivity(enum.Enum):
+    """What to profile: ``CPU`` is what glasstorch records; the other members exist so torch code
+    can name them."""
     CPU = 0
     CUDA = 1
     MTIA = 2
@@ -37,6 +39,8 @@ class ProfilerActivity(enum.Enum):
 
 
 class ProfilerAction(enum.Enum):
+    """What a ``schedule`` tells the profiler to do at a step: nothing, warm up, record, or record
+    and hand the trace to ``on_trace_ready``."""
     NONE = 0
     WARMUP = 1
     RECORD = 2
@@ -373,10 +377,13 @@ class FunctionEvent:
         self.stack = stack or []
         self.count = 1
 
-    key = property(lambda self: self.name)
-    end_us = property(lambda self: self.start_us + self.cpu_time_total)
-    cpu_time = property(lambda self: self.cpu_time_total)
-    is_user_annotation = property(lambda self: self.cat == "user_annotation")
+    key = property(lambda self: self.name, doc="The event's name (what key_averages groups by).")
+    end_us = property(lambda self: self.start_us + self.cpu_time_total,
+                      doc="When the event ended, in microseconds from the trace's start.")
+    cpu_time = property(lambda self: self.cpu_time_total,
+                        doc="The event's total CPU time, in microseconds.")
+    is_user_annotation = property(lambda self: self.cat == "user_annotation",
+                                  doc="Whether the event is a ``record_function`` range.")
 
     def __repr__(self):
         return (f"<FunctionEvent name={self.name} cpu_time={_fmt_time(self.cpu_time_total)} "
@@ -398,6 +405,7 @@ class FunctionEventAvg:
         self.is_user_annotation = False
 
     def add(self, ev):
+        """Add another event's (or average's) counts and times to this one."""
         self.count += ev.count
         self.cpu_time_total += ev.cpu_time_total
         self.self_cpu_time_total += ev.self_cpu_time_total
@@ -408,6 +416,7 @@ class FunctionEventAvg:
 
     @property
     def cpu_time(self):
+        """Mean total CPU time per call, in microseconds."""
         return self.cpu_time_total / self.count if self.count else 0.0
 
     def __repr__(self):
@@ -430,6 +439,7 @@ class EventList(list):
 
     @property
     def self_cpu_time_total(self):
+        """The sum of every event's self CPU time, in microseconds."""
         return sum(e.self_cpu_time_total for e in self)
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
@@ -450,6 +460,7 @@ class EventList(list):
                          self._record_shapes and group_by_input_shape)
 
     def total_average(self):
+        """One FunctionEventAvg summing every event."""
         total = FunctionEventAvg("Total")
         for e in self:
             total.add(e)
@@ -575,6 +586,8 @@ class profile:
         return False
 
     def start(self):
+        """Start recording (what entering the ``with`` block does); RuntimeError when a profiler
+        already runs."""
         if _profile_running[0] is not None:
             raise RuntimeError("Profiler is already enabled on this thread (only one "
                                "glasstorch profiler can run at a time)")
@@ -596,6 +609,8 @@ class profile:
             self._begin_collecting()
 
     def stop(self):
+        """Stop recording and finish the current step's trace (what leaving the ``with`` block
+        does)."""
         if _profile_running[0] is not self:
             return
         try:

@@ -152,16 +152,21 @@ class safe_open:
         return self._f.__exit__(*exc)
 
     def keys(self):
+        """The tensor names in the file, sorted."""
         return list(self._f.keys())
 
     def offset_keys(self):
+        """The tensor names in the order of their data in the file."""
         return list(self._f.offset_keys())
 
     def metadata(self):
+        """The file's free-form ``__metadata__`` dict (str -> str), or None."""
         return self._f.metadata()
 
     def get_tensor(self, name):
+        """Read the tensor ``name`` as a glasstorch tensor."""
         return _tensor(self._f.get_tensor(name))
 
     def get_slice(self, name):
+        """A lazy handle on tensor ``name``: index it to read only part of the data."""
         return _Slice(self._f.get_slice(name))

@@ -257,3 +257,14 @@ def test_init_functions_statistics_match_torch():
     tc = torch.zeros(4, 4, 3, 3)
     torch.nn.init.dirac_(tc)
     np.testing.assert_array_equal(c.numpy(), tc.numpy())
+
+
+@pytest.mark.parametrize("lib", [glasstorch, torch], ids=["glasstorch", "torch"])
+def test_load_state_dict_pre_hook_receives_the_module(lib):
+    inner = lib.nn.Linear(2, 2)
+    seen = []
+    inner.register_load_state_dict_pre_hook(
+        lambda *args: seen.append((args[0] is inner, len(args), args[2])))
+    outer = lib.nn.Sequential(inner)
+    outer.load_state_dict(outer.state_dict())
+    assert seen == [(True, 8, "0.")]

@@ -299,3 +299,43 @@ def test_out_of_bounds_record_refused():
         load(io.BytesIO(data))
     with pytest.raises(RuntimeError):
         torch.load(io.BytesIO(data))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_sparse_tensors_keep_their_entries_both_ways():
+    # torch's form: _rebuild_sparse_tensor(layout, component tensors), loadable weights_only
+    coo = gt.sparse_coo_tensor(gt.tensor([[0, 1, 1], [2, 0, 2]]), gt.tensor([3., 4., 5.]),
+                               (2, 3))
+    buf = io.BytesIO()
+    save({"coo": coo, "coalesced": coo.coalesce(), "csr": coo.to_dense().to_sparse_csr(),
+          "layouts": [gt.strided, gt.sparse_coo]}, buf)
+    buf.seek(0)
+    theirs = torch.load(buf)
+    assert theirs["coo"].layout == torch.sparse_coo and not theirs["coo"].is_coalesced()
+    assert theirs["coalesced"].is_coalesced()
+    assert theirs["csr"].layout == torch.sparse_csr
+    for key in ("coo", "coalesced", "csr"):
+        np.testing.assert_array_equal(theirs[key].to_dense().numpy(), coo.to_dense().numpy())
+    assert theirs["layouts"] == [torch.strided, torch.sparse_coo]
+    buf.seek(0)
+    ours = load(buf)
+    assert ours["csr"].layout == gt.sparse_csr and ours["layouts"] == [gt.strided, gt.sparse_coo]
+    np.testing.assert_array_equal(ours["coo"].to_dense().numpy(), coo.to_dense().numpy())
+
+    buf = io.BytesIO()
+    dense = torch.tensor([[0., 1.5, 0.], [2., 0., -1.]])
+    torch.save({"coo": dense.to_sparse(), "csr": dense.to_sparse_csr()}, buf)
+    buf.seek(0)
+    back = load(buf)
+    assert back["coo"].layout == gt.sparse_coo and back["csr"].layout == gt.sparse_csr
+    for key in ("coo", "csr"):
+        np.testing.assert_array_equal(back[key].to_dense().numpy(), dense.numpy())
+
+
+def test_sparse_tensors_pickle_and_deepcopy():
+    coo = gt.sparse_coo_tensor(gt.tensor([[0, 1], [1, 0]]), gt.tensor([3., 4.]), (2, 2))
+    csr = coo.to_dense().to_sparse_csr()
+    for t in (coo, csr):
+        back = pickle.loads(pickle.dumps(t))
+        assert back.layout == t.layout
+        np.testing.assert_array_equal(back.to_dense().numpy(), t.to_dense().numpy())

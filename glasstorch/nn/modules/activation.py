@@ -317,6 +317,7 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Set every slope to the ``init`` value given at construction."""
         init.constant_(self.weight, self.init)
 
     def forward(self, input):

@@ -46,12 +46,15 @@ class _NormBase(Module):
         self.reset_parameters()
 
     def reset_running_stats(self):
+        """Reset running_mean to 0, running_var to 1 and num_batches_tracked to 0 (when the module
+        tracks running statistics)."""
         if self.track_running_stats:
             self.running_mean.zero_()
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
+        """Reset the running statistics, and weight to 1 and bias to 0 when affine."""
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
@@ -180,14 +183,19 @@ class _LazyNormBase(_NormBase):
             self.num_batches_tracked = _gt.tensor(0, dtype=_gt.long)
 
     def has_uninitialized_params(self):
+        """Whether some parameter is still an uninitialized placeholder (before the first
+        forward)."""
         return any(isinstance(t, (UninitializedParameter, UninitializedBuffer))
                    for t in (self.weight, self.bias, self.running_mean, self.running_var))
 
     def reset_parameters(self):
+        """Re-initialize the parameters, once they have a shape."""
         if self.num_features != 0 and not self.has_uninitialized_params():
             super().reset_parameters()
 
     def initialize_parameters(self, input):
+        """Infer the missing input size from the first input, allocate the parameters and initialize
+        them (called by a pre-forward hook on the first call)."""
         if self.has_uninitialized_params():
             self.num_features = input.shape[1]
             for t in (self.weight, self.bias, self.running_mean, self.running_var):

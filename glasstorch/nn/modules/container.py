@@ -110,10 +110,13 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def append(self, module):
+        """Add a module at the end. Returns the Sequential."""
         self.add_module(str(len(self)), module)
         return self
 
     def insert(self, index, module):
+        """Insert a module at ``index`` (negative counts from the end), renumbering those after
+        it."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
         n = len(self._modules)
@@ -128,11 +131,13 @@ class Sequential(Module):
         return self
 
     def extend(self, sequential):
+        """Append each module of an iterable. Returns the Sequential."""
         for layer in sequential:
             self.append(layer)
         return self
 
     def pop(self, key):
+        """Remove the module at ``key`` (index or slice) and return it."""
         v = self[key]
         del self[key]
         return v
@@ -212,20 +217,24 @@ class ModuleList(Module):
         return main_str + ")"
 
     def insert(self, index, module):
+        """Insert a module before ``index``, renumbering those after it."""
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
 
     def append(self, module):
+        """Add a module at the end. Returns the list."""
         self.add_module(str(len(self)), module)
         return self
 
     def pop(self, key):
+        """Remove the module at ``key`` (index or slice) and return it."""
         v = self[key]
         del self[key]
         return v
 
     def extend(self, modules):
+        """Append each module of an iterable. Returns the list."""
         if isinstance(modules, (Tensor, str)) or not hasattr(modules, "__iter__"):
             raise TypeError("ModuleList.extend should be called with an iterable, but got " +
                             type(modules).__name__)
@@ -262,23 +271,29 @@ class ModuleDict(Module):
         return key in self._modules
 
     def clear(self):
+        """Remove every module."""
         self._modules.clear()
 
     def pop(self, key):
+        """Remove the module under ``key`` and return it."""
         v = self[key]
         del self[key]
         return v
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._modules.keys()
 
     def items(self):
+        """``(key, module)`` pairs, in insertion order."""
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def update(self, modules):
+        """Add or replace modules from a mapping or an iterable of ``(key, module)`` pairs."""
         if isinstance(modules, (OrderedDict, ModuleDict, dict)):
             for key, module in modules.items():
                 self[key] = module
@@ -335,12 +350,14 @@ class ParameterList(Module):
         return [k for k in super().__dir__() if not k.isdigit()]
 
     def append(self, value):
+        """Add a value at the end (a plain tensor becomes a Parameter). Returns the list."""
         new_idx = len(self)
         self._size += 1
         self[new_idx] = value
         return self
 
     def extend(self, values):
+        """Append each value of an iterable. Returns the list."""
         if isinstance(values, Tensor) or not hasattr(values, "__iter__"):
             raise TypeError("ParameterList.extend should be called with an iterable, but got " +
                             type(values).__name__)
@@ -396,42 +413,54 @@ class ParameterDict(Module):
         return key in self._keys
 
     def copy(self):
+        """A new ParameterDict holding the same parameters."""
         return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
 
     def setdefault(self, key, default=None):
+        """The value under ``key``, after storing ``default`` there if the key is absent."""
         if key not in self:
             self[key] = default
         return self[key]
 
     def clear(self):
+        """Remove every entry."""
         for k in list(self._keys):
             del self[k]
 
     def pop(self, key):
+        """Remove the entry under ``key`` and return its value."""
         v = self[key]
         del self[key]
         return v
 
     def popitem(self):
+        """Remove and return the most recently inserted ``(key, value)`` pair."""
         k = next(reversed(list(self._keys)))
         return k, self.pop(k)
 
     def get(self, key, default=None):
+        """The value under ``key``, or ``default`` when absent."""
         return self[key] if key in self else default
 
     def fromkeys(self, keys, default=None):
+        """A new ParameterDict with each of ``keys`` mapped to ``default``."""
         return ParameterDict((k, default) for k in keys)
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._keys.keys()
 
     def items(self):
+        """``(key, value)`` pairs, in insertion order."""
         return ((k, self[k]) for k in self._keys)
 
     def values(self):
+        """The values, in insertion order."""
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
+        """Add or replace entries from a mapping or an iterable of ``(key, value)`` pairs (a plain
+        dict is taken in sorted key order, as torch does)."""
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, parameter in parameters.items():
                 self[key] = parameter

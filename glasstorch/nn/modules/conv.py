@@ -82,6 +82,8 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize as torch does: weight kaiming_uniform(a=sqrt(5)), bias U(-1/sqrt(fan_in),
+        1/sqrt(fan_in))."""
         # kaiming_uniform(a=sqrt(5)) = U(-1/sqrt(fan_in), 1/sqrt(fan_in)), torch's default
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
@@ -230,9 +232,12 @@ class _LazyConvMixin:
         self._lazy_hook = self.register_forward_pre_hook(_LazyConvMixin._infer_parameters)
 
     def has_uninitialized_params(self) -> bool:
+        """Whether some parameter is still an uninitialized placeholder (before the first
+        forward)."""
         return any(is_lazy(p) for p in self._parameters.values() if p is not None)
 
     def reset_parameters(self) -> None:
+        """Re-initialize the parameters, once they have a shape."""
         if not self.has_uninitialized_params() and self.in_channels != 0:
             super().reset_parameters()
 
@@ -245,6 +250,8 @@ class _LazyConvMixin:
         return input.shape[1] if input.dim() == n + 2 else input.shape[0]
 
     def initialize_parameters(self, input, *args, **kwargs) -> None:
+        """Infer the missing input size from the first input, allocate the parameters and initialize
+        them (called by a pre-forward hook on the first call)."""
         if self.has_uninitialized_params():
             self.in_channels = self._get_in_channels(input)
             if self.in_channels % self.groups != 0:

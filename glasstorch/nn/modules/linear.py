@@ -41,6 +41,8 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize weight and bias as torch does: U(-1/sqrt(in_features), 1/sqrt(in_features))
+        (kaiming_uniform with a=sqrt(5) for the weight)."""
         # kaiming_uniform with a=sqrt(5) is U(-1/sqrt(in), 1/sqrt(in)), torch's default
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
@@ -76,6 +78,7 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize weight and bias from U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
         if self.in1_features <= 0:
             raise ValueError(f"in1_features must be > 0, but got "
                              f"(in1_features={self.in1_features})")
@@ -106,13 +109,18 @@ class LazyLinear(Linear):
         self._lazy_hook = self.register_forward_pre_hook(LazyLinear._infer_parameters)
 
     def has_uninitialized_params(self) -> bool:
+        """Whether some parameter is still an uninitialized placeholder (before the first
+        forward)."""
         return any(is_lazy(p) for p in self._parameters.values() if p is not None)
 
     def reset_parameters(self) -> None:
+        """Re-initialize the parameters, once they have a shape."""
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
     def initialize_parameters(self, input) -> None:
+        """Infer the missing input size from the first input, allocate the parameters and initialize
+        them (called by a pre-forward hook on the first call)."""
         if self.has_uninitialized_params():
             with no_grad():
                 self.in_features = input.shape[-1]

@@ -11,6 +11,8 @@ import itertools
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from ... import debug as _debug
 from ..._tensor import Tensor
@@ -24,6 +26,7 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
            "register_module_module_registration_hook"]
 
 _hook_ids = itertools.count()
+_M = TypeVar("_M", bound="Module")
 
 
 class RemovableHandle:
@@ -172,6 +175,8 @@ class Module:
 
     # ------------------------------------------------------------------ forward
     def forward(self, *input):
+        """The computation of this module; every subclass defines it. Call the module
+        (``model(x)``), not ``forward``, so that hooks (and the pitfall detector) run."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   f'"forward" function')
 
@@ -246,6 +251,9 @@ class Module:
 
     # ------------------------------------------------------------------ hooks
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call ``hook(module, args)`` before each forward (``hook(module, args, kwargs)`` with
+        ``with_kwargs=True``); a non-None result replaces the inputs. Returns a handle whose
+        ``remove()`` unregisters it."""
         handle = _add_hook(self._forward_pre_hooks, hook, prepend,
                            self._forward_pre_hooks_with_kwargs)
         if with_kwargs:
@@ -254,6 +262,9 @@ class Module:
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
                               always_call=False):
+        """Call ``hook(module, args, output)`` after each forward (``hook(module, args, kwargs,
+        output)`` with ``with_kwargs=True``); a non-None result replaces the output.
+        ``always_call=True`` also calls it when forward raises. Returns a removable handle."""
         handle = _add_hook(self._forward_hooks, hook, prepend, self._forward_hooks_with_kwargs,
                            self._forward_hooks_always_called)
         if with_kwargs:
@@ -263,9 +274,15 @@ class Module:
         return handle
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are known,
+        before its inputs' gradients are computed; a non-None result replaces ``grad_output``.
+        Returns a removable handle."""
         return _add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_input, grad_output)`` once the gradients with respect to the
+        module's inputs are computed; a non-None result replaces ``grad_input``. Returns a removable
+        handle."""
         if self._is_full_backward_hook is False:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
@@ -282,15 +299,23 @@ class Module:
         return _add_hook(self._backward_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook):
+        """Call ``hook(module, prefix, keep_vars)`` before ``state_dict()`` collects this module's
+        entries. Returns a removable handle."""
         return _add_hook(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook):
+        """Call ``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict()``
+        collected this module's entries; it may edit the dict in place. Returns a removable
+        handle."""
         return _add_hook(self._state_dict_hooks, hook)
 
     _register_state_dict_hook = register_state_dict_post_hook
 
     def register_load_state_dict_pre_hook(self, hook):
-        return _add_hook(self._load_state_dict_pre_hooks, hook)
+        """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before ``load_state_dict`` loads this module's entries.
+        Returns a removable handle."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         if with_module:
@@ -299,10 +324,12 @@ class Module:
         return _add_hook(self._load_state_dict_pre_hooks, hook)
 
     def register_load_state_dict_post_hook(self, hook):
+        """Call ``hook(module, incompatible_keys)`` after ``load_state_dict``; the hook may edit the
+        missing/unexpected key lists. Returns a removable handle."""
         return _add_hook(self._load_state_dict_post_hooks, hook)
 
     # ------------------------------------------------------------------ registration
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a tensor that is part of the state (saved in state_dict if ``persistent``)
         but is not a parameter (e.g. BatchNorm's running mean)."""
         if "_buffers" not in self.__dict__:
@@ -328,7 +355,7 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a Parameter (or None) under ``name``."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
@@ -354,7 +381,7 @@ class Module:
                 param = out
         self._parameters[name] = param
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module under ``name`` (as attribute assignment does)."""
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a "
@@ -388,7 +415,9 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod, last
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at a dotted path (``'encoder.layers.0'``); ``''`` is the module itself.
+        Raises AttributeError naming the missing part."""
         if target == "":
             return self
         mod = self
@@ -401,6 +430,7 @@ class Module:
         return mod
 
     def set_submodule(self, target, module, strict=False):
+        """Replace (or, without ``strict``, add) the submodule at a dotted path."""
         if target == "":
             raise ValueError("Cannot set the submodule without a target name!")
         parent, last = self._get_target(target, "module")
@@ -408,7 +438,8 @@ class Module:
             raise AttributeError(f"{parent._get_name()} has no attribute `{last}`")
         setattr(parent, last, module)
 
-    def get_parameter(self, target):
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path (``'layers.0.weight'``)."""
         mod, name = self._get_target(target, "parameter")
         if not hasattr(mod, name):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
@@ -417,7 +448,8 @@ class Module:
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
 
-    def get_buffer(self, target):
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at a dotted path (``'bn.running_mean'``)."""
         mod, name = self._get_target(target, "buffer")
         if not hasattr(mod, name):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
@@ -426,10 +458,13 @@ class Module:
         return getattr(mod, name)
 
     def get_extra_state(self):
+        """Override to put extra, non-tensor state into ``state_dict()`` under ``'_extra_state'``;
+        only called when a subclass overrides it."""
         raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
                            "be called.")
 
     def set_extra_state(self, state):
+        """Override to restore what ``get_extra_state`` returned, from ``load_state_dict``."""
         raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
                            "be called.")
 
@@ -551,39 +586,49 @@ class Module:
                     memo.add(id(v))
                 yield (module_prefix + ("." if module_prefix else "") + k, v)
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """All parameters (of submodules too, by default), each shared one once."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted_name, Parameter)`` pairs of this module and (with ``recurse``) its submodules;
+        a shared parameter appears once unless ``remove_duplicate=False``."""
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
                                        remove_duplicate)
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The buffers of this module and (with ``recurse``) its submodules, each once."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """``(dotted_name, buffer)`` pairs of this module and (with ``recurse``) its submodules."""
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
                                        remove_duplicate)
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
+        """The direct child modules, each once."""
         for _, m in self.named_children():
             yield m
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` pairs of the direct child modules, each once."""
         memo = set()
         for name, m in self._modules.items():
             if m is not None and id(m) not in memo:
                 memo.add(id(m))
                 yield name, m
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
+        """This module and every module below it, depth first, each once."""
         for _, m in self.named_modules():
             yield m
 
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """This module and all below it, depth first, as ``(qualified_name, module)``."""
         if memo is None:
             memo = set()
@@ -600,7 +645,9 @@ class Module:
             stack.extend(reversed(children))
 
     # ------------------------------------------------------------------ modes
-    def train(self, mode=True):
+    def train(self: _M, mode: bool = True) -> _M:
+        """Set training mode (``mode=True``) or evaluation mode on this module and all below it;
+        Dropout and BatchNorm behave differently in each. Returns the module."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -608,15 +655,19 @@ class Module:
             m.train(mode)
         return self
 
-    def eval(self):
+    def eval(self: _M) -> _M:
+        """Evaluation mode: ``train(False)``. It does not turn off autograd; use ``no_grad()`` for
+        that. Returns the module."""
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
+        """Set ``requires_grad`` on every parameter (``False`` freezes the module). Returns the
+        module."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None by default)."""
         for p in self.parameters():
             if p.grad is not None:
@@ -631,6 +682,8 @@ class Module:
                     g.zero_()
 
     def share_memory(self):
+        """Returns the module unchanged: glasstorch has no shared-memory storages (torch moves them
+        to shared memory for multiprocessing)."""
         return self
 
     # ------------------------------------------------------------------ conversion
@@ -655,14 +708,14 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
-    def apply(self, fn):
+    def apply(self: _M, fn: Callable[[Module], None]) -> _M:
         """Call ``fn`` on every submodule (children first), then on self."""
         for module in self.children():
             module.apply(fn)
         fn(self)
         return self
 
-    def to(self, *args, **kwargs):
+    def to(self: _M, *args: Any, **kwargs: Any) -> _M:
         """Move/cast parameters and buffers; dtype changes apply to floating ones only."""
         from ..._ops.copying import _parse_to
         kwargs.pop("non_blocking", None)
@@ -679,34 +732,44 @@ class Module:
         return self._apply(convert)
 
     def cpu(self):
+        """Move parameters and buffers to the CPU (where they already are). Returns the module."""
         return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
+        """Move to a CUDA device: raises RuntimeError, as glasstorch runs on the CPU only."""
         return self._apply(lambda t: t.cuda(device))
 
     def type(self, dst_type):
+        """Cast every parameter and buffer to ``dst_type`` (a dtype or a legacy type name). Returns
+        the module."""
         return self._apply(lambda t: t.type(dst_type))
 
     def _cast(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
-    def float(self):
+    def float(self: _M) -> _M:
+        """Cast floating-point parameters and buffers to float32. Returns the module."""
         from ... import float32
         return self._cast(float32)
 
-    def double(self):
+    def double(self: _M) -> _M:
+        """Cast floating-point parameters and buffers to float64. Returns the module."""
         from ... import float64
         return self._cast(float64)
 
-    def half(self):
+    def half(self: _M) -> _M:
+        """Cast floating-point parameters and buffers to float16. Returns the module."""
         from ... import float16
         return self._cast(float16)
 
-    def bfloat16(self):
+    def bfloat16(self: _M) -> _M:
+        """Cast floating-point parameters and buffers to bfloat16. Returns the module."""
         from ... import bfloat16
         return self._cast(bfloat16)
 
     def to_empty(self, *, device=None, recurse=True):
+        """Replace every parameter and buffer by an uninitialized tensor of the same shape and dtype
+        (``device`` is accepted; the CPU is the only one). Returns the module."""
         from ... import empty_like
         return self._apply(lambda t: empty_like(t), recurse=recurse)
 
@@ -721,7 +784,8 @@ class Module:
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + "_extra_state"] = self.get_extra_state()
 
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Any]:
         """An ordered dict of every parameter and persistent buffer, by qualified name."""
         if args:
             warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
@@ -811,7 +875,8 @@ class Module:
                     if input_name[0] not in self._modules and input_name[0] not in local_state:
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False):
         """Copy parameters and buffers from ``state_dict``; returns missing/unexpected keys."""
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")

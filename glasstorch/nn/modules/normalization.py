@@ -41,6 +41,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Weight to 1 and bias to 0 (when elementwise_affine)."""
         if self.elementwise_affine:
             init.ones_(self.weight)
             if self.bias is not None:
@@ -79,6 +80,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Weight to 1 and bias to 0 (when affine)."""
         if self.affine:
             init.ones_(self.weight)
             if self.bias is not None:
@@ -143,6 +145,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Weight to 1 (when elementwise_affine)."""
         if self.elementwise_affine:
             init.ones_(self.weight)
 

@@ -78,6 +78,7 @@ class _ZeroPad:
         super().__init__(padding, 0.0)
 
     def extra_repr(self) -> str:
+        """The padding, as torch prints it."""
         return f"{self.padding}"
 
 

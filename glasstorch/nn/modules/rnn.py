@@ -115,6 +115,8 @@ class RNNBase(Module):
         """No-op: there is no fused cuDNN weight buffer to compact here."""
 
     def reset_parameters(self):
+        """Draw every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch
+        does."""
         _init_uniform(self, self.hidden_size)
 
     def extra_repr(self):
@@ -175,9 +177,12 @@ class RNNBase(Module):
         return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
 
     def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        """Raise RuntimeError (with ``msg``) unless ``hx`` has the expected shape."""
         self._check_hidden(hx, tuple(expected_hidden_size), msg)
 
     def check_forward_args(self, input, hidden, batch_sizes):
+        """Check the input's size and the initial hidden state's shape; raise RuntimeError naming
+        the mismatch."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
@@ -314,6 +319,8 @@ class LSTM(RNNBase):
         return shape[:2] + (self.hidden_size,)
 
     def check_forward_args(self, input, hidden, batch_sizes):
+        """Check the input and both parts of the ``(h_0, c_0)`` state against the expected
+        shapes."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
                                "Expected hidden[0] size {}, got {}")
@@ -373,6 +380,7 @@ class RNNCellBase(Module):
         return s.format(**self.__dict__)
 
     def reset_parameters(self):
+        """Draw every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
         _init_uniform(self, self.hidden_size)
 
     def _prepare(self, input, hx, n_states):

@@ -53,6 +53,7 @@ class Embedding(Module):
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
+        """Draw the weight from N(0, 1) and zero the ``padding_idx`` row."""
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
@@ -124,6 +125,7 @@ class EmbeddingBag(Module):
         self.include_last_offset = include_last_offset
 
     def reset_parameters(self) -> None:
+        """Draw the weight from N(0, 1) and zero the ``padding_idx`` row."""
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 

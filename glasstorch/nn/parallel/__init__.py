@@ -17,6 +17,7 @@ class DataParallel(Module):
         self.dim = dim
 
     def forward(self, *inputs, **kwargs):
+        """Run the wrapped module on the inputs unchanged (there is no device to scatter to)."""
         return self.module(*inputs, **kwargs)
 
 

@@ -65,40 +65,52 @@ class PackedSequence(_PackedSequenceBase):
         return type(self)(data, self.batch_sizes, si, ui)
 
     def cuda(self, *args, **kwargs):
+        """Raises RuntimeError: glasstorch has no CUDA device."""
         return self.to(*args, device="cuda", **kwargs)
 
     def cpu(self, *args, **kwargs):
+        """The sequence with its data on the CPU (where it already is)."""
         return self.to(*args, device="cpu", **kwargs)
 
     def double(self):
+        """The sequence with its data cast to float64."""
         return self.to(dtype=_gt.float64)
 
     def float(self):
+        """The sequence with its data cast to float32."""
         return self.to(dtype=_gt.float32)
 
     def half(self):
+        """The sequence with its data cast to float16."""
         return self.to(dtype=_gt.float16)
 
     def long(self):
+        """The sequence with its data cast to int64."""
         return self.to(dtype=_gt.int64)
 
     def int(self):
+        """The sequence with its data cast to int32."""
         return self.to(dtype=_gt.int32)
 
     def short(self):
+        """The sequence with its data cast to int16."""
         return self.to(dtype=_gt.int16)
 
     def char(self):
+        """The sequence with its data cast to int8."""
         return self.to(dtype=_gt.int8)
 
     def byte(self):
+        """The sequence with its data cast to uint8."""
         return self.to(dtype=_gt.uint8)
 
     @property
     def is_cuda(self):
+        """Always False (CPU only)."""
         return self.data.is_cuda
 
     def is_pinned(self):
+        """Always False: there is no pinned memory without CUDA."""
         return False
 
 

@@ -148,6 +148,8 @@ class DataLoader:
 
     @property
     def multiprocessing_context(self):
+        """The multiprocessing context (or start-method name) worker processes are started with;
+        None means the platform's default."""
         return self.__multiprocessing_context
 
     @multiprocessing_context.setter

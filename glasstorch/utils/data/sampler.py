@@ -75,6 +75,8 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self):
+        """How many indices one pass yields: ``num_samples`` when given, else the dataset's
+        length."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
