@@ -13,6 +13,7 @@ import runpy
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -91,6 +92,30 @@ def test_scripts_match_real_torch(tmp_path, monkeypatch):
         with contextlib.redirect_stdout(buf):
             runpy.run_path(os.path.join(SCRIPTS, script), run_name="__main__")
         assert_same_output(out, buf.getvalue())
+
+
+def _losses(output):
+    return [float(m) for m in re.findall(r"^iter \d+: loss (\S+)$", output, re.M)]
+
+
+def test_unseen_style_gpt_reaches_torchs_loss(tmp_path, monkeypatch):
+    # random init differs between the libraries, the data batches do not: the losses must
+    # follow the same curve (within a few percent), not match digit for digit
+    pytest.importorskip("torch")
+    script = os.path.join(SCRIPTS, "nanogpt_char.py")
+    proc = run_glasstorch("run", script, "40", str(tmp_path / "gt.pt"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "saved 29 tensors" in proc.stdout
+    monkeypatch.setattr(sys, "argv", [script, "40"])
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runpy.run_path(script, run_name="__main__")
+    ours, theirs = _losses(proc.stdout), _losses(buf.getvalue())
+    assert len(ours) == len(theirs) == 3
+    assert ours[-1] < 0.75 * ours[0] and theirs[-1] < 0.75 * theirs[0]
+    for a, b in zip(ours, theirs):
+        assert a == pytest.approx(b, rel=0.08), (ours, theirs)
 
 
 def test_missing_torch_function_names_it():
