@@ -324,7 +324,7 @@ def _input_projection(mode, x, w_ih, b_ih, b_hh):
     return _ops().addmm(bias, x, w_ih.t())
 
 
-def _run_direction(mode, data, sizes, offsets, h0, c0, weights, reverse):
+def _run_direction(mode, data, sizes, h0, c0, weights, reverse):
     """One layer in one direction over packed ``data``; returns (outputs, h_n, c_n).
 
     Forward, the state shrinks as sequences end (their final states are kept aside);
@@ -333,6 +333,9 @@ def _run_direction(mode, data, sizes, offsets, h0, c0, weights, reverse):
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     xproj = _input_projection(mode, data, w_ih, b_ih, b_hh)
     T = len(sizes)
+    # one split node: its backward concatenates the steps' gradients once, where a slice
+    # per step would sum T full-size gradient buffers (quadratic in T)
+    xsteps = xproj.split(sizes) if T else ()
     outs = [None] * T
     relu = mode == "RNN_RELU"
     lstm = mode == "LSTM"
@@ -360,7 +363,7 @@ def _run_direction(mode, data, sizes, offsets, h0, c0, weights, reverse):
             h = gt.cat([h, h0[n:b]], 0)
             if lstm:
                 c = gt.cat([c, c0[n:b]], 0)
-        xi = xproj[offsets[t]:offsets[t] + b]
+        xi = xsteps[t]
         if lstm:
             h, c = _lstm_step(xi, h, c, w_hh, w_hr)
         elif gru:
@@ -388,9 +391,6 @@ def _rnn_stack(mode, data, sizes, h0, c0, params, has_biases, num_layers, dropou
                            f"{4 if has_biases else 2} (or, with projections, "
                            f"{5 if has_biases else 3}) weights, got {len(params)} weights")
     proj = per in (3, 5)
-    offsets = [0]
-    for b in sizes:
-        offsets.append(offsets[-1] + b)
     lstm = mode == "LSTM"
     hs, cs = [], []
     x = data
@@ -401,7 +401,7 @@ def _rnn_stack(mode, data, sizes, h0, c0, params, has_biases, num_layers, dropou
             ws = params[idx * per:(idx + 1) * per]
             w_hr = ws[-1] if proj else None
             b_ih, b_hh = (ws[2], ws[3]) if has_biases else (None, None)
-            out, h, c = _run_direction(mode, x, sizes, offsets, h0[idx],
+            out, h, c = _run_direction(mode, x, sizes, h0[idx],
                                        c0[idx] if lstm else None,
                                        (ws[0], ws[1], b_ih, b_hh, w_hr), d == 1)
             outs.append(out)
