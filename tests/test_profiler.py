@@ -1,7 +1,11 @@
 """glasstorch.profiler: events, nesting, tables, chrome trace, schedule, restoration."""
 
+import collections
 import json
+import sys
+import types
 
+import pytest
 import torch as real_torch
 
 import glasstorch as torch
@@ -143,3 +147,101 @@ def test_only_one_profiler_and_restoration_on_error():
         pass
     assert torch.Tensor.__mul__ is orig
     assert profiler.profiler._recorder[0] is None
+
+
+# A model's module written against ``torch``: it reaches ops through a module global, an
+# instance attribute and a static method, none of which a namespace patch replaces.
+_TWIN_SOURCE = """
+flatten = torch.flatten
+F = torch.nn.functional
+
+
+class Net(torch.nn.Module):
+    pool = staticmethod(F.adaptive_avg_pool2d)
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.fc = torch.nn.Linear(4, 2)
+        self.act = F.relu
+
+    def forward(self, x):
+        return self.fc(flatten(self.pool(self.act(self.conv(x)), 1), 1))
+"""
+
+
+def _twin_module(lib, name):
+    mod = types.ModuleType(name)
+    mod.torch = lib
+    exec(_TWIN_SOURCE, vars(mod))
+    return mod
+
+
+def _counts(prof):
+    return {a.key: a.count for a in prof.key_averages()}
+
+
+def test_ops_reached_through_references_match_torch_counts(monkeypatch):
+    ours_mod = _twin_module(torch, "_profiled_twin_glasstorch")
+    theirs_mod = _twin_module(real_torch, "_profiled_twin_torch")
+    ours_net, theirs_net = ours_mod.Net(), theirs_mod.Net()
+    with profile() as prof:
+        # imported while profiling: the profiler finds the module at the model's first call
+        monkeypatch.setitem(sys.modules, ours_mod.__name__, ours_mod)
+        for _ in range(2):
+            ours_net(torch.randn(2, 3, 8, 8))
+    with real_torch.profiler.profile() as real_prof:
+        for _ in range(2):
+            theirs_net(real_torch.randn(2, 3, 8, 8))
+    ours, theirs = _counts(prof), _counts(real_prof)
+    shared = ours.keys() & theirs.keys()
+    assert {"aten::conv2d", "aten::relu", "aten::adaptive_avg_pool2d", "aten::flatten",
+            "aten::linear"} <= shared
+    assert {k: ours[k] for k in shared} == {k: theirs[k] for k in shared}
+    # every reference is put back
+    assert ours_mod.flatten is torch.flatten and ours_net.act is torch.nn.functional.relu
+    assert vars(ours_mod.Net)["pool"].__func__ is torch.nn.functional.adaptive_avg_pool2d
+
+
+def test_resnet18_profile_counts_every_layer_call():
+    from glasstorch.vision.models import resnet, resnet18
+
+    model = resnet18(num_classes=10).eval()
+    calls = collections.Counter()
+    for m in model.modules():
+        m.register_forward_hook(lambda mod, args, out: calls.update([type(mod).__name__]))
+    with torch.no_grad(), profile() as prof:
+        model(torch.randn(1, 3, 32, 32))
+    ours = _counts(prof)
+    assert ours["aten::flatten"] == calls["ResNet"] == 1   # `from ... import flatten`
+    for op, layer in (("conv2d", "Conv2d"), ("batch_norm", "BatchNorm2d"), ("relu_", "ReLU"),
+                      ("max_pool2d", "MaxPool2d"), ("adaptive_avg_pool2d", "AdaptiveAvgPool2d"),
+                      ("linear", "Linear")):
+        assert ours["aten::" + op] == calls[layer], op
+    assert ours["aten::add_"] == calls["BasicBlock"]   # out += identity
+    assert "aten::flatten" in prof.key_averages().table()
+    assert resnet.flatten is torch.flatten
+
+
+_OPERATOR_EXPRESSIONS = [
+    "a + b", "2 + a", "2 - a", "a - 2", "a * 2", "2 * a", "a / b", "a // b", "2 // a", "a % b",
+    "2 % a", "a ** 2", "2 ** a", "a @ b", "-a", "+a", "abs(a)", "a < b", "a == b", "a != b",
+    "~m", "1 & m", "1 | m", "1 ^ m", "1 << m", "1 >> m", "a.sum(0)", "a.t()"]
+_OPERATOR_STATEMENTS = [
+    "c += 1", "c -= 1", "c *= 2", "c /= 2", "c //= 2", "c %= 2", "c **= 2", "c.add_(b)"]
+
+
+def _outermost_op(lib, profile_cls, code):
+    a = lib.tensor([[1.0, -2.0], [3.0, 4.0]])
+    names = {"a": a, "b": lib.tensor([[2.0, 5.0], [1.0, 3.0]]), "c": a.clone(),
+             "m": lib.tensor([1, 6])}
+    with profile_cls() as prof:
+        exec(code, {}, names)
+    ops = [e for e in prof.events() if e.name.startswith("aten::")]
+    return min(ops, key=lambda e: e.time_range.start if lib is real_torch else e.start_us).name
+
+
+@pytest.mark.parametrize("code", _OPERATOR_EXPRESSIONS + _OPERATOR_STATEMENTS)
+def test_python_operators_are_named_as_torch_names_them(code):
+    assert (_outermost_op(torch, profile, code)
+            == _outermost_op(real_torch, real_torch.profiler.profile, code))

@@ -156,16 +156,16 @@ def _trace(model, args, kwargs, opset, dynamo, training, fold):
     inputs = _input_tensors(model, args, kwargs)
     for i, (t, _param) in enumerate(inputs):
         graph.bind(t, f"%input{i}")
-    patcher = _tracer._Patcher()
+    patch = _tracer.new_patch(lookup)
     modes = _set_mode(model, dynamo, training)
     previous_hook = _watch_allocations(tracer)
     try:
-        _tracer.install(patcher, lookup, model)
+        _tracer.install(patch, lookup, model)
         _tracer._state[0] = tracer
         result = model(*args, **kwargs)   # with grad mode as it is: torch traces so too
     finally:
         _tracer._state[0] = None
-        patcher.restore()
+        patch.restore()
         _restore_allocations(previous_hook)
         for m, mode in modes:
             m.training = mode

@@ -1,12 +1,14 @@
 """torch.profiler's API over Python-level events.
 
-While a ``profile`` is running, the public entry points are replaced by thin timing
-wrappers (functions in the ``glasstorch`` namespace that come from ``glasstorch._ops``,
-Tensor methods and operators defined there, ``glasstorch.nn.functional``), and so are
-the autograd engine's per-node call, ``Optimizer.step``/``zero_grad`` and the DataLoader
-iterator's ``__next__``. Whatever was installed when profiling started is saved and put
-back exactly on exit, so nothing costs anything when no profiler runs. Events nest by
-time on each thread; self time is total time minus the children's.
+While a ``profile`` is running, every operator model code can reach is replaced by a thin
+timing wrapper (``glasstorch._callable_patch``, shared with the ONNX exporter): Tensor
+methods and operators, the functions of ``glasstorch``, ``nn.functional`` and ``linalg``,
+and every reference to them in loaded modules' globals (``from torch import flatten``),
+in the modules a model calls (``self.activation = F.relu``) and their classes
+(``staticmethod(F.tanh)``), found at their first call. So are the autograd engine's
+per-node call, ``Optimizer.step``/``zero_grad`` and the DataLoader iterator's ``__next__``.
+Everything is put back on exit, so nothing costs anything when no profiler runs. Events
+nest by time on each thread; self time is total time minus the children's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import sys
 import threading
 import time
 import warnings
+
+from .._callable_patch import CallablePatch, aten_name
 
 __all__ = ["profile", "record_function", "schedule", "tensorboard_trace_handler",
            "ProfilerActivity", "ProfilerAction", "EventList", "FunctionEvent",
@@ -202,44 +206,15 @@ class record_function:
 
 
 # ---------------------------------------------------------------------------- patching
-_DUNDER_OPS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",
-               "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
-               "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
-               "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
-               "rshift": "bitwise_right_shift"}
-_SKIP_TENSOR = frozenset({
-    "__init__", "__new__", "__repr__", "__str__", "__format__", "__hash__", "__bool__",
-    "__len__", "__iter__", "__index__", "__int__", "__float__", "__complex__", "__array__",
-    "__array_wrap__", "__array_ufunc__", "__array_function__", "__reduce__", "__reduce_ex__",
-    "__deepcopy__", "__copy__", "__getstate__", "__setstate__", "__contains__",
-    "__dlpack__", "__dlpack_device__", "__torch_function__", "__getattr__", "__setattr__",
-    "__delattr__", "__dir__", "__sizeof__", "__init_subclass__", "__class_getitem__"})
-# Tensor members that are attributes rather than operators.
-_SKIP_MODULES = ("glasstorch._tensor", "glasstorch._dlpack", "glasstorch.autograd",
-                 "glasstorch.profiler")
+def _op_wrapper(fn, key):
+    name = aten_name(key)
 
-
-def _op_name(attr):
-    if attr.startswith("__") and attr.endswith("__"):
-        core = attr[2:-2]
-        if core in _DUNDER_OPS:
-            return "aten::" + _DUNDER_OPS[core]
-        if core[:1] == "r" and core[1:] in _DUNDER_OPS:
-            return "aten::" + _DUNDER_OPS[core[1:]]
-        if core[:1] == "i" and core[1:] in _DUNDER_OPS:
-            return "aten::" + _DUNDER_OPS[core[1:]] + "_"
-        return "aten::" + core
-    return "aten::" + attr
-
-
-def _op_wrapper(name, fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         rec = _recorder[0]
         if rec is None:
             return fn(*args, **kwargs)
         return rec.call(name, "cpu_op", fn, args, kwargs)
-    wrapper._glasstorch_profiler = True
     return wrapper
 
 
@@ -251,12 +226,11 @@ def _self_named_wrapper(fmt, cat, fn):
         if rec is None:
             return fn(*args, **kwargs)
         return rec.call(fmt.format(type(args[0]).__name__), cat, fn, args, kwargs, [])
-    wrapper._glasstorch_profiler = True
     return wrapper
 
 
-def _origin_module(fn):
-    return getattr(inspect.unwrap(fn), "__module__", "") or ""
+# One patch for every profile (one runs at a time): its wrappers are made once.
+_PATCH = CallablePatch(_op_wrapper)
 
 
 def _all_subclasses(cls):
@@ -268,58 +242,19 @@ def _all_subclasses(cls):
     return out
 
 
-_MISSING = object()
-
-
-class _Patcher:
-    """Replaces attributes and puts back exactly what was there."""
-
-    def __init__(self):
-        self.saved = []
-
-    def set(self, owner, attr, value):
-        self.saved.append((owner, attr, owner.__dict__.get(attr, _MISSING)
-                           if isinstance(owner, type) else getattr(owner, attr)))
-        setattr(owner, attr, value)
-
-    def restore(self):
-        for owner, attr, old in reversed(self.saved):
-            if old is _MISSING:
-                delattr(owner, attr)
-            else:
-                setattr(owner, attr, old)
-        self.saved.clear()
-
-
-def _install(patcher):
-    import glasstorch
-
-    from .. import _ops
-    from .._tensor import Tensor
+def _install(patch):
     from ..autograd import engine
-    from ..nn import functional as F
+    from ..nn.modules.module import Module
     from ..optim.optimizer import Optimizer
     from ..utils.data import dataloader
 
-    done = set()
-    for mod in _ops.MODULES:
-        for name in mod.__all__:
-            if name in done:
-                continue
-            done.add(name)
-            fn = getattr(glasstorch, name, None)
-            if callable(fn) and not isinstance(fn, type):
-                patcher.set(glasstorch, name, _op_wrapper(_op_name(name), fn))
-    for name, fn in list(vars(F).items()):
-        if (not name.startswith("_") and inspect.isfunction(fn)
-                and fn.__module__.startswith("glasstorch")):
-            patcher.set(F, name, _op_wrapper(_op_name(name), fn))
-    for name, fn in list(vars(Tensor).items()):
-        if (name in _SKIP_TENSOR or not inspect.isfunction(fn)
-                or _origin_module(fn).startswith(_SKIP_MODULES)
-                or not _origin_module(fn).startswith("glasstorch")):
-            continue
-        patcher.set(Tensor, name, _op_wrapper(_op_name(name), fn))
+    patch.wrap_operators()
+    module_call = Module.__call__
+
+    def call_covering(self, *args, **kwargs):   # the module's own references, at first use
+        patch.cover_object(self)
+        return module_call(self, *args, **kwargs)
+    patch.set_attr(Module, "__call__", call_covering)
 
     call_node = engine._call_node
 
@@ -330,16 +265,16 @@ def _install(patcher):
         shapes = ([list(g._data.shape) if g is not None else [] for g in grads]
                   if rec.record_shapes else None)
         return rec.call(node.name(), "autograd", call_node, (node, grads), {}, shapes)
-    patcher.set(engine, "_call_node", _call_node)
+    patch.set_attr(engine, "_call_node", _call_node)
 
     for cls in _all_subclasses(Optimizer):
         for meth in ("step", "zero_grad"):
             fn = cls.__dict__.get(meth)
             if fn is not None and inspect.isfunction(fn):
                 fmt = "Optimizer." + meth + "#{0}." + meth
-                patcher.set(cls, meth, _self_named_wrapper(fmt, "cpu_op", fn))
+                patch.set_attr(cls, meth, _self_named_wrapper(fmt, "cpu_op", fn))
     it = dataloader._BaseDataLoaderIter
-    patcher.set(it, "__next__", _self_named_wrapper(
+    patch.set_attr(it, "__next__", _self_named_wrapper(
         "enumerate(DataLoader)#{0}.__next__", "dataloader", it.__dict__["__next__"]))
 
 
@@ -571,7 +506,6 @@ class profile:
         self.current_action = ProfilerAction.NONE
         self._events = None
         self._rec = None
-        self._patcher = None
         self._step_token = None
         self._enabled_memory = False
         self._base_ns = time.perf_counter_ns()
@@ -596,11 +530,10 @@ class profile:
             from .. import memory
             self._enabled_memory = not memory.is_enabled()
             memory.enable()
-        self._patcher = _Patcher()
         try:
-            _install(self._patcher)
+            _install(_PATCH)
         except BaseException:
-            self._patcher.restore()
+            _PATCH.restore()
             _profile_running[0] = None
             raise
         self.step_num = 0
@@ -619,7 +552,7 @@ class profile:
                 self._finish()
             self._stop_collecting()
         finally:
-            self._patcher.restore()
+            _PATCH.restore()
             _profile_running[0] = None
             if self._enabled_memory:
                 from .. import memory
