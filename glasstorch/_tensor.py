@@ -8,10 +8,13 @@ holds only metadata, conversions and the machinery to build results fast.
 
 from __future__ import annotations
 
+import gc
+import sys
 import warnings
 
 from . import debug as _debug
 from ._core import dtype as _dt
+from ._core import storage as _storage
 from ._core.backend import xp
 from ._core.device import CPU, as_device, device
 from ._core.storage import UntypedStorage, data_ptr, flat_bytes, root_array
@@ -93,9 +96,9 @@ def _version_counter_of(t) -> _VersionCounter:
     return vc
 
 
-def _view_of(src, arr):
+def _view_of(src, arr, cls=None):
     """Wrap ``arr`` (a backend view into ``src``'s storage) as a view of ``src``."""
-    t = _wrap(arr)
+    t = _wrap(arr, cls)
     root = src._base
     if root is None:
         root = src
@@ -301,6 +304,42 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
+    def share_memory_(self):
+        """Move the storage into shared memory (unless it is there already) and return self.
+
+        Every tensor over the storage (views, detached aliases) moves with it, so processes
+        forked afterwards write to memory this one sees. NumPy arrays taken earlier with
+        ``numpy()`` keep the old memory, as in torch."""
+        if _storage.is_shared(self._data):
+            return self
+        root, tensors = _tensors_sharing_storage(self)
+        old = flat_bytes(root)
+        new = _storage.shared_copy(old)
+        for t in tensors:
+            t._data = _storage.rebased(t._data, old, new)
+        if alloc_hook[0] is not None:  # glasstorch.memory counts the new allocation
+            alloc_hook[0](new)
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether the storage is in shared memory (after ``share_memory_``)."""
+        return _storage.is_shared(self._data)
+
+    def pin_memory(self, device=None):
+        """Raises RuntimeError, as torch does on a machine without an accelerator: pinned memory
+        only exists to speed up copies to one."""
+        if device is not None:
+            _warn_device_argument("pin_memory")
+            if as_device(device).type == "cpu":
+                raise RuntimeError("CPU device type not an accelerator.")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def is_pinned(self, device=None) -> bool:
+        """Always False: there is no pinned memory without an accelerator."""
+        if device is not None:
+            _warn_device_argument("is_pinned")
+        return False
+
     @property
     def _version(self) -> int:
         vc = self._version_counter
@@ -401,6 +440,22 @@ class Tensor:
         t._version_counter = _version_counter_of(self)
         return t
 
+    def as_subclass(self, cls):
+        """This tensor as an instance of ``cls``, a Tensor subclass: an alias sharing storage,
+        version counter and autograd history (``AliasBackward0``); ``cls.__init__`` is not
+        called."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                            "Tensor is not possible. Make sure your class inherits from Tensor.")
+        from ._ops.indexing import AliasBackward0
+        from .autograd.graph import needs_grad, record
+        t = _view_of(self, self._data[...], cls)
+        if needs_grad(self):
+            record(t, AliasBackward0, (self,))
+        elif self._requires_grad:  # with grad mode off torch still hands back a leaf that does
+            t._requires_grad = True
+        return t
+
     def detach_(self):
         """Detach this tensor from the graph in place (RuntimeError for views of tensors that
         require grad)."""
@@ -432,11 +487,12 @@ class Tensor:
 
     def numpy(self, *, force=False):
         """The underlying NumPy array, sharing memory; RuntimeError when the tensor requires grad
-        (detach first). ``force=True`` returns a copy instead."""
+        unless ``force=True``, which detaches first. torch's ``force`` copies only when it must
+        (another device, conjugate/negative bits): never here, so the memory is still shared."""
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        return self._data.copy() if force else self._data
+        return self._data
 
     def __array__(self, dtype=None, copy=None):
         if dtype is None:
@@ -566,6 +622,29 @@ class Tensor:
     def mH(self):
         """The last two dimensions transposed and conjugated (when complex)."""
         return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+def _warn_device_argument(method):
+    warnings.warn(f"The argument 'device' of Tensor.{method}() is deprecated. Please do not pass "
+                  f"this argument.", DeprecationWarning, stacklevel=3)
+
+
+def _tensors_sharing_storage(tensor):
+    """(root array, every Tensor whose array lies in that allocation). Only ``tensor`` when
+    nothing else refers to its array; otherwise the heap is scanned (as torch's storage object
+    would know them; glasstorch keeps no such list, to keep tensor creation cheap)."""
+    arr = tensor._data
+    # references: tensor._data, ``arr`` and getrefcount's argument
+    if arr.base is None and sys.getrefcount(arr) <= 3:
+        return arr, (tensor,)
+    root = root_array(arr)
+    return root, [o for o in gc.get_objects()
+                  if issubclass(type(o), Tensor) and _in_allocation(o, root)]
+
+
+def _in_allocation(t, root):
+    arr = getattr(t, "_data", None)  # a Tensor still being built may have none yet
+    return isinstance(arr, _ndarray) and root_array(arr) is root
 
 
 def _rebuild(arr, requires_grad):

@@ -7,6 +7,8 @@ chain), seen as flat bytes.
 
 from __future__ import annotations
 
+import mmap
+
 from .backend import xp
 
 
@@ -38,6 +40,36 @@ def flat_bytes(root):
     return flat.view(xp.uint8)
 
 
+class SharedBuffer(mmap.mmap):
+    """Anonymous memory mapped MAP_SHARED: processes forked after it was made write to the same
+    pages. Its type marks a storage as shared (``Tensor.is_shared``)."""
+
+    __slots__ = ()
+
+
+def shared_copy(flat):
+    """A 1-D uint8 array over a fresh SharedBuffer holding a copy of the bytes ``flat``."""
+    buf = SharedBuffer(-1, max(flat.nbytes, 1), flags=mmap.MAP_SHARED)
+    copy = xp.frombuffer(buf, dtype=xp.uint8, count=flat.nbytes)
+    copy[...] = flat
+    return copy
+
+
+def is_shared(arr) -> bool:
+    """Whether ``arr``'s allocation lives in a SharedBuffer."""
+    owner = root_array(arr).base
+    return isinstance(getattr(owner, "obj", owner), SharedBuffer)  # frombuffer: a memoryview
+
+
+def rebased(arr, old_flat, new_flat):
+    """``arr`` (a view into the bytes ``old_flat``) rebuilt at the same offset and strides over
+    ``new_flat``, a copy of those bytes elsewhere."""
+    offset = data_ptr(arr) - data_ptr(old_flat)
+    out = xp.ndarray(arr.shape, arr.dtype, buffer=new_flat, offset=offset, strides=arr.strides)
+    out.flags.writeable = arr.flags.writeable
+    return out
+
+
 class UntypedStorage:
     """Flat bytes shared by every view of a tensor (``tensor.untyped_storage()``)."""
 
@@ -61,6 +93,10 @@ class UntypedStorage:
         return self._bytes.nbytes
 
     __len__ = size
+
+    def is_shared(self) -> bool:
+        """Whether the bytes are in shared memory (``Tensor.share_memory_``)."""
+        return is_shared(self._bytes)
 
     @property
     def device(self):

@@ -14,6 +14,20 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range",
            "linspace", "logspace", "eye", "empty_strided", "scalar_tensor", "frombuffer"]
 
+
+def check_pin_memory(pin_memory, fn, optional=True):
+    """Refuse ``pin_memory=True`` as torch does without an accelerator: pinned (page-locked)
+    memory only speeds up copies to a device, and there is no allocator for it here.
+    ``optional``: whether None is accepted (torch.tensor wants a bool)."""
+    if pin_memory is False or (pin_memory is None and optional):
+        return
+    if pin_memory is True:
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
+    raise TypeError(f"{fn}(): argument 'pin_memory' must be bool, not "
+                    f"{type(pin_memory).__name__}")
+
+
 def _leaf_dtypes(data, found):
     """Collect the dtypes torch infers for the leaves of nested data."""
     t = type(data)
@@ -99,6 +113,7 @@ def _finish(arr, requires_grad=False):
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying ``data``: ints -> int64, floats -> default dtype, bools -> bool."""
     as_device(device)
+    check_pin_memory(pin_memory, "tensor", optional=False)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
@@ -176,25 +191,31 @@ def _filled(fill, size, dtype, device, requires_grad):
     return _finish(fill(shape, dtype=_dtype_or_default(dtype).np), requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
     """A tensor of zeros of the given size."""
+    check_pin_memory(pin_memory, "zeros")
     return _filled(xp.zeros, size, dtype, device, requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
     """A tensor of ones of the given size."""
+    check_pin_memory(pin_memory, "ones")
     return _filled(xp.ones, size, dtype, device, requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     """An uninitialised tensor of the given size."""
+    check_pin_memory(pin_memory, "empty")
     return _filled(xp.empty, size, dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False):
+         requires_grad=False, pin_memory=False):
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    check_pin_memory(pin_memory, "full")
     if dtype is None:
         dtype = _dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor)
                                  else fill_value)
@@ -206,6 +227,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
     """An uninitialised tensor with the given strides (in elements)."""
+    check_pin_memory(pin_memory, "empty_strided")
     from .._tensor import _strided_array
     dtype = _dtype_or_default(dtype)
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
@@ -213,41 +235,43 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return _finish(_strided_array(storage, size, stride, 0), requires_grad)
 
 
-def _like(fill, input, dtype, requires_grad, memory_format=None):
+def _like(fill, input, dtype, requires_grad, pin_memory, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"expected Tensor as element 0 in argument 0, but got "
                         f"{type(input).__name__}")
+    check_pin_memory(pin_memory, name)
     dtype = input.dtype if dtype is None else dtype
     return _finish(fill(input._data.shape, dtype=dtype.np), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+               memory_format=None, pin_memory=False):
     """Zeros with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.zeros, input, dtype, requires_grad)
+    return _like(xp.zeros, input, dtype, requires_grad, pin_memory, "zeros_like")
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
     """Ones with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.ones, input, dtype, requires_grad)
+    return _like(xp.ones, input, dtype, requires_grad, pin_memory, "ones_like")
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+               memory_format=None, pin_memory=False):
     """An uninitialized tensor with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.empty, input, dtype, requires_grad)
+    return _like(xp.empty, input, dtype, requires_grad, pin_memory, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
     """``fill_value`` everywhere, with ``input``'s shape and (unless ``dtype`` is given) dtype."""
     return _like(lambda shape, dtype: xp.full(shape, fill_value, dtype=dtype), input, dtype,
-                 requires_grad)
+                 requires_grad, pin_memory, "full_like")
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A 0-d tensor holding ``s``, of the default dtype unless ``dtype`` is given."""
+    check_pin_memory(pin_memory, "scalar_tensor")
     return _finish(xp.asarray(s, dtype=_dtype_or_default(dtype).np), requires_grad)
 
 
@@ -256,9 +280,10 @@ def _number(x):
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
+           requires_grad=False, pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is float."""
     as_device(device)
+    check_pin_memory(pin_memory, "arange")
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
@@ -291,9 +316,10 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
     as_device(device)
+    check_pin_memory(pin_memory, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = _number(start), _number(end)
@@ -338,17 +364,20 @@ def _round_sum_once(a, b, np_dtype):
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     """``base ** linspace(start, end, steps)``."""
     as_device(device)
+    check_pin_memory(pin_memory, "logspace")
     dtype = _dtype_or_default(dtype)
     arr = xp.power(float(base), xp.linspace(_number(start), _number(end), steps))
     return _finish(arr.astype(dtype.np), requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
     """A 2-D identity matrix of ``n`` rows and ``m`` (default ``n``) columns."""
     as_device(device)
+    check_pin_memory(pin_memory, "eye")
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m or 0)}")
     return _finish(xp.eye(n, m, dtype=_dtype_or_default(dtype).np), requires_grad)
@@ -361,18 +390,19 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return _finish(_array_from_data(data, dtype or self.dtype), requires_grad)
 
 
-def _new_filled(fill):
+def _new_filled(fill, name):
     def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
         """A new tensor of ``size`` (zeros, ones or uninitialized, as the method's name says) with
         this tensor's dtype unless ``dtype`` is given."""
+        check_pin_memory(pin_memory, name)
         return _filled(fill, size, dtype or self.dtype, device, requires_grad)
     return method
 
 
-Tensor.new_zeros = _new_filled(xp.zeros)
-Tensor.new_ones = _new_filled(xp.ones)
-Tensor.new_empty = _new_filled(xp.empty)
+Tensor.new_zeros = _new_filled(xp.zeros, "new_zeros")
+Tensor.new_ones = _new_filled(xp.ones, "new_ones")
+Tensor.new_empty = _new_filled(xp.empty, "new_empty")
 
 
 @register()
@@ -380,4 +410,5 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
              layout=None, pin_memory=False):
     """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is
     given."""
+    check_pin_memory(pin_memory, "new_full")
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)

@@ -28,6 +28,7 @@ from ._common import (
     wrap,
     xp,
 )
+from .creation import check_pin_memory
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
@@ -170,6 +171,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False, **kw):
     """Uniform samples on [0, 1) of the given size (default dtype)."""
     as_device(device)
+    check_pin_memory(pin_memory, "rand")
     shape = _shape_of(size, kw.pop("size", None))
     dt = _float_dtype(dtype, "check_uniform_bounds")
     return _result(_uniform01(_np_gen(generator), shape, dt), out, requires_grad)
@@ -179,6 +181,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False, **kw):
     """Standard normal samples of the given size (default dtype)."""
     as_device(device)
+    check_pin_memory(pin_memory, "randn")
     shape = _shape_of(size, kw.pop("size", None))
     dt = _float_dtype(dtype, "normal_kernel_cpu", shape)
     return _result(_standard_normal(_np_gen(generator), shape, dt), out, requires_grad)
@@ -189,6 +192,7 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``;
     int64 unless ``dtype`` says otherwise."""
     as_device(device)
+    check_pin_memory(pin_memory, "randint")
     args = list(args)
     if size is None and args and isinstance(args[-1], (tuple, list)):
         size = args.pop()
@@ -210,6 +214,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
              requires_grad=False, pin_memory=False):
     """A random permutation of 0..n-1 (int64 by default)."""
     as_device(device)
+    check_pin_memory(pin_memory, "randperm")
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
@@ -222,34 +227,36 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _result(arr, out, requires_grad)
 
 
-def _like_dtype(input, dtype):
+def _like_dtype(input, dtype, pin_memory, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"expected Tensor as element 0 in argument 0, but got "
                         f"{type(input).__name__}")
+    check_pin_memory(pin_memory, name)
     return input.dtype if dtype is None else dtype
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
-              requires_grad=False, memory_format=None):
+              requires_grad=False, memory_format=None, pin_memory=False):
     """``rand`` with ``input``'s shape and (by default) dtype."""
-    dt = _like_dtype(input, dtype)
+    dt = _like_dtype(input, dtype, pin_memory, "rand_like")
     if dt._category < 2:
         raise _not_impl("check_uniform_bounds", dt)
     return _result(_uniform01(_np_gen(generator), input._data.shape, dt), None, requires_grad)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
-               requires_grad=False, memory_format=None):
+               requires_grad=False, memory_format=None, pin_memory=False):
     """``randn`` with ``input``'s shape and (by default) dtype."""
-    dt = _float_dtype(_like_dtype(input, dtype), "normal_kernel_cpu", input._data.shape)
+    dt = _float_dtype(_like_dtype(input, dtype, pin_memory, "randn_like"), "normal_kernel_cpu",
+                      input._data.shape)
     return _result(_standard_normal(_np_gen(generator), input._data.shape, dt), None,
                    requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
-                 device=None, requires_grad=False, memory_format=None):
+                 device=None, requires_grad=False, memory_format=None, pin_memory=False):
     """``randint`` with ``input``'s shape and dtype: ``(input, high)`` or ``(input, low, high)``."""
-    dt = _like_dtype(input, dtype)
+    dt = _like_dtype(input, dtype, pin_memory, "randint_like")
     if high is None:
         low, high = 0, low
     arr = _random_ints(_np_gen(generator), int(low), int(high), input._data.shape, dt)
@@ -266,6 +273,7 @@ def _check_std(std):
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
            device=None, pin_memory=False, requires_grad=False):
     """Normal samples: tensor ``mean`` and/or ``std`` (broadcast) or two floats and ``size``."""
+    check_pin_memory(pin_memory, "normal")
     g = _np_gen(generator)
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mt and not st:

@@ -71,9 +71,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if not tensors:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
-    for t in tensors:
-        if t.dtype.name not in ("float64", "complex128"):
-            warnings.warn(f"Input #{inputs.index(t)} requires gradient and is not a double "
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.requires_grad and \
+                t.dtype.name not in ("float64", "complex128"):
+            warnings.warn(f"Input #{i} requires gradient and is not a double "
                           "precision floating point or complex. This check will likely fail if "
                           "all the inputs are not of double precision floating point or "
                           "complex. ", UserWarning, stacklevel=2)

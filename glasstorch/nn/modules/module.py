@@ -682,9 +682,9 @@ class Module:
                     g.zero_()
 
     def share_memory(self):
-        """Returns the module unchanged: glasstorch has no shared-memory storages (torch moves them
-        to shared memory for multiprocessing)."""
-        return self
+        """Move parameters, their gradients and buffers into shared memory
+        (``Tensor.share_memory_``), so processes forked afterwards update the same weights."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ------------------------------------------------------------------ conversion
     def _apply(self, fn, recurse=True):

@@ -437,3 +437,97 @@ OPS = [
            covers=("Tensor.diff",),
            grad=True),
 ]
+
+
+# ----------------------------------------------------------------------------- cov, corrcoef
+
+def _observations(dtype, rng):
+    """Variables x observations: 2-D, 1-D, 0-d, one variable, one observation, empty,
+    non-contiguous and expanded inputs, and a 3-D input (refused). Inputs with fewer than two
+    observations (nan results) are left out of float64, whose samples gradcheck needs finite."""
+    shapes = [(3, 5), (5,), (1, 6), (0, 4), (2, 3, 4)]
+    if dtype != "float64":
+        shapes += [(), (3, 1), (3, 0), (0,)]
+    for shape in shapes:
+        yield make_array(rng, shape, dtype)
+    yield T(make_array(rng, (4, 6), dtype))
+    yield E(make_array(rng, (1, 5), dtype), (3, 5))
+
+
+def _cov_samples(dtype, rng):
+    for a in _observations(dtype, rng):
+        yield S(a)
+    a = make_array(rng, (3, 5), dtype)
+    for c in (0, 2, -1, 4):
+        yield S(a, correction=c)
+    yield S(make_array(rng, (2, 1), dtype), correction=0)
+    yield from _no_dof(dtype, S(a, correction=5), S(a, correction=9))
+    for bad in (1.5, True, "1"):
+        yield S(a, correction=bad)
+    fw = np.array([1, 2, 0, 3, 1])
+    for f in (fw, fw.astype("int32"), fw.astype("uint8"), np.full(5, 4)):
+        yield S(a, fweights=f)
+        yield S(a, fweights=f, correction=3)
+    yield S(a[0], fweights=fw)
+    # (no single-observation sample with fweights: torch 2.13 zeroes the input there)
+    for bad in (fw.astype("float32"), fw.astype(bool), -fw, fw[None], fw[:4], 0 * fw,
+                [1, 2, 0, 3, 1]):
+        yield S(a, fweights=bad)
+
+
+def _no_dof(dtype, *samples):
+    """Samples left with no degrees of freedom (inf results, with a warning). Not in float64,
+    which gradcheck needs finite, nor complex: the diagonal's imaginary part is rounding noise
+    (torch's matmul leaves ~1e-16, NumPy's exactly 0), which x / 0 turns into inf or nan."""
+    return samples if dtype in FLOATS and dtype != "float64" else ()
+
+
+def _aweights_samples(dtype, rng):
+    """aweights positionally, so the gradient parity covers them too."""
+    a = make_array(rng, (3, 5), dtype)
+    double = dtype in ("float64", "complex128")
+    aw = make_array(rng, (5,), "float64" if double else "float32", 0.2, 2)
+    fw = np.array([1, 2, 1, 3, 1])
+    yield S(a, aw)
+    yield S(a, aw, correction=0)
+    yield S(a, aw, correction=3)
+    yield S(a, aw, fweights=fw)
+    yield S(a, aw, fweights=fw, correction=2)
+    yield S(a[0], aw)
+    yield S(T(make_array(rng, (5, 3), dtype)), aw)
+    yield S(a, aw.astype("float64"))
+    if not double:
+        yield S(a, aw.astype("float16"))
+    yield from _no_dof(dtype, S(a, aw, correction=40))
+    yield S(make_array(rng, (2, 0), dtype), aw[:0])
+    for bad in (-aw, aw[None], aw[:3], 0 * aw, fw, aw.astype("complex64")):
+        yield S(a, bad)
+
+
+def _cov_aweights(lib, a, aw, **kw):
+    return lib.cov(a, aweights=aw, **kw)
+
+
+def _corrcoef_samples(dtype, rng):
+    for a in _observations(dtype, rng):
+        yield S(a)
+    if dtype in NAN:  # a constant row: nan (kept out of float64, see _observations)
+        yield S(np.array([[1, 1, 1], [1, 2, 3], [3, 2, 0.5]], dtype=make_array(rng, (), dtype)
+                         .dtype))
+    yield S([[1.0, 2.0]])  # not a Tensor
+
+
+STATS = ("uint8", "int16", "int64", "float16", "bfloat16", "float32", "float64",
+         "complex64", "complex128")
+
+OPS += [
+    OpInfo("cov", lambda lib, a, **kw: lib.cov(a, **kw), _cov_samples, dtypes=STATS + ("bool",),
+           covers=("Tensor.cov",), tol={"float16": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)},
+           grad=True),
+    OpInfo("cov_aweights", _cov_aweights, _aweights_samples, dtypes=STATS,
+           tol={"float16": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)}, grad=True),
+    OpInfo("corrcoef", lambda lib, a: a.corrcoef() if hasattr(a, "corrcoef") else
+           lib.corrcoef(a), _corrcoef_samples, dtypes=STATS + ("bool",),
+           covers=("Tensor.corrcoef",), tol={"float16": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)},
+           grad=True),
+]
