@@ -1,9 +1,9 @@
-"""glasstorch.vision: torchvision's transforms, datasets, utils, ops (and models)."""
+"""glasstorch.vision: torchvision's transforms, tv_tensors, datasets, utils, ops (and models)."""
 import importlib
 
-from . import datasets, ops, transforms, utils
+from . import datasets, ops, transforms, tv_tensors, utils
 
-__all__ = ["datasets", "models", "ops", "transforms", "utils"]
+__all__ = ["datasets", "models", "ops", "transforms", "tv_tensors", "utils"]
 
 
 def __getattr__(name):

@@ -1,4 +1,6 @@
-"""transforms.v2's own classes and kernels, and v1's random colour transforms.
+"""transforms.v2's own classes and kernels, and the random colour transforms (v1's, and v2's
+in the v2 calling convention; tv_tensors and the geometric v2 transforms are in
+test_tv_tensors.py).
 
 torchvision references were recorded once by fixtures/record_augment.py (torchvision 0.29.1):
 the float-image kernels, dtype conversions, and MixUp/CutMix outputs with their logged
@@ -12,6 +14,7 @@ import pytest
 
 import glasstorch
 import glasstorch.vision.transforms as T
+from glasstorch.vision import tv_tensors
 from glasstorch.vision.transforms import v2
 from glasstorch.vision.transforms.v2 import functional as F2
 
@@ -77,8 +80,13 @@ def test_v2_calling_convention():
                            v2.Normalize([0.5] * 3, [0.5] * 3), v2.ToPureTensor()])
     np.testing.assert_allclose(n(pipeline(pil)), OUT["v2_to_dtype_u8_f32"] * 2 - 1, atol=1e-6)
     assert v2.Identity()(pil, 4) == (pil, 4)
-    with pytest.raises(TypeError):
-        v2.ToDtype({"others": glasstorch.float32})
+    assert type(img) is tv_tensors.Image and type(pipeline(pil)) is glasstorch.Tensor
+    # a dict dtype names the dtype per input type ("others": the rest)
+    out = v2.ToDtype({"others": glasstorch.float32}, scale=True)(U8, label)
+    np.testing.assert_array_equal(n(out[0]), OUT["v2_to_dtype_u8_f32"])
+    assert out[1] is label
+    with pytest.raises(ValueError):
+        v2.ToDtype("float32")
 
 
 def test_rgb_and_channel_permutation():
@@ -191,7 +199,13 @@ def test_random_color_ops(cls, args, op):
     assert applied == coins
     pil = Image.fromarray(OUT["input"].transpose(1, 2, 0))
     assert cls(*args, p=1.0)(pil).size == pil.size
-    assert cls is v2.__dict__[cls.__name__]
+    # v2's version: the same op, in the v2 calling convention (masks pass through)
+    v2_cls = getattr(v2, cls.__name__)
+    assert v2_cls is not cls
+    mask = tv_tensors.Mask(glasstorch.zeros(10, 12))
+    img, same_mask = v2_cls(*args, p=1.0)(tv_tensors.Image(F32), mask)
+    np.testing.assert_array_equal(n(img), n(op(F32)))
+    assert type(img) is tv_tensors.Image and same_mask is mask
 
 
 def test_random_color_op_reprs_match_torchvision():

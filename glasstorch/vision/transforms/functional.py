@@ -891,14 +891,19 @@ def _perspective_coeffs(startpoints, endpoints):
         a[2 * i] = [ex, ey, 1, 0, 0, 0, -sx * ex, -sx * ey]
         a[2 * i + 1] = [0, 0, 0, ex, ey, 1, -sy * ex, -sy * ey]
         b[2 * i], b[2 * i + 1] = sx, sy
-    return np.linalg.lstsq(a, b, rcond=None)[0].tolist()
+    # solved in float64, handed on rounded to float32 as torchvision does
+    return np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32).tolist()
 
 
 def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR,
                 fill=None):
     """Perspective warp taking the four ``startpoints`` to ``endpoints`` ([x, y] corners)."""
-    interpolation = _interp(interpolation)
-    coeffs = _perspective_coeffs(startpoints, endpoints)
+    return _perspective_by_coeffs(img, _perspective_coeffs(startpoints, endpoints),
+                                  _interp(interpolation), fill)
+
+
+def _perspective_by_coeffs(img, coeffs, interpolation, fill):
+    # the warp itself, from the 8 coefficients mapping output pixels to input pixels
     if _check_img(img):
         return img.transform(img.size, pil_image().PERSPECTIVE, coeffs,
                              _pil_resample(interpolation), fillcolor=_pil_fill(img, fill))

@@ -152,14 +152,22 @@ class _ShmPickler(pickle.Pickler):
             dst = shared_memory.create_array(name, arr.shape, arr.dtype)
             np.copyto(dst, arr)
             arr = dst
-        return ("shm", name, arr.shape, arr.dtype, arr.strides, type(obj))
+        cls = type(obj)
+        if cls is Tensor:
+            return ("shm", name, arr.shape, arr.dtype, arr.strides, cls)
+        # a subclass's attributes (e.g. a BoundingBoxes' format and canvas size) travel too
+        state = {k: v for k, v in getattr(obj, "__dict__", {}).items() if k != "_shm"}
+        return ("shm", name, arr.shape, arr.dtype, arr.strides, cls, state)
 
 
 class _ShmUnpickler(pickle.Unpickler):
     def persistent_load(self, pid):
-        _, name, shape, dtype, strides, cls = pid
+        _, name, shape, dtype, strides, cls, *state = pid
         arr = shared_memory.attach_array(name, shape, dtype, strides, unlink=True)
-        return _wrap(arr, None if cls is Tensor else cls)
+        t = _wrap(arr, None if cls is Tensor else cls)
+        if state:
+            t.__dict__.update(state[0])
+        return t
 
 
 def _dumps(obj, worker_id):
