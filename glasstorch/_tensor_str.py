@@ -259,7 +259,11 @@ def tensor_repr(t):
     arr = t._data
     dtype = _dt._by_np[arr.dtype]
     default = _dt.get_default_dtype()
-    prefix = "tensor("
+    from ._tensor import Tensor
+    from .nn.parameter import Parameter
+    cls = type(t)
+    # subclasses print their own name (Parameter's repr adds its own header instead)
+    prefix = "tensor(" if cls is Tensor or cls is Parameter else cls.__name__ + "("
     indent = len(prefix)
     suffixes = []
     if arr.size == 0:

@@ -86,13 +86,7 @@ class TVTensor(Tensor):
         return (_rebuild_tv_tensor, (type(self), Tensor.__getitem__(self, ...), state))
 
     def _tensor_repr(self):
-        # torch prints a subclass with its class name in place of "tensor", indented to match
-        text = Tensor.__repr__(self)
-        prefix = type(self).__name__ + "("
-        lines = text.split("\n")
-        lines = [prefix + lines[0][len("tensor("):]] + \
-            [" " * len(prefix) + line[len("tensor("):] for line in lines[1:]]
-        return "\n".join(lines)
+        return Tensor.__repr__(self)  # with the class name in place of "tensor", as torch
 
     def _make_repr(self, **fields):
         extra = ", ".join(f"{key}={value}" for key, value in fields.items())

@@ -280,3 +280,10 @@ def test_gradcheck_warns_about_single_precision_inputs_by_position():
     y = gt.randn(3, dtype=gt.float64, requires_grad=True)
     with pytest.warns(UserWarning, match="Input #1 requires gradient and is not a double"):
         gt.autograd.gradcheck(lambda a, b: (a * b).sum(), (y, x), raise_exception=False)
+
+
+def test_subclass_prints_its_class_name_like_torch():
+    ours = gt.arange(12.).reshape(3, 4).as_subclass(type("Marked", (gt.Tensor,), {}))
+    theirs = torch.arange(12.).reshape(3, 4).as_subclass(type("Marked", (torch.Tensor,), {}))
+    assert repr(ours) == repr(theirs) and repr(ours).startswith("Marked([[ 0.,")
+    assert repr(gt.nn.Parameter(gt.ones(2))) == repr(torch.nn.Parameter(torch.ones(2)))
