@@ -14,8 +14,8 @@ import warnings
 from sys import getrefcount as _getrefcount
 
 from .._core import dtype as _dt
-from .._tensor import Tensor
-from .grad_mode import _state
+from .._tensor import Tensor, strided
+from .grad_mode import _state, no_grad
 from .graph import AccumulateGrad, Node, edge_of
 
 __all__ = ["run_backward"]
@@ -183,6 +183,16 @@ def _stealable(grad, leaf):
             _getrefcount(grad) <= _STEAL_TENSOR_REFS)
 
 
+def _add_into_grad(leaf, grad):
+    g = leaf._grad
+    if g.layout is strided:
+        g._data += grad._data
+        g._bump_version()
+    else:  # sparse + sparse (or dense): a new tensor, as torch's AccumulateGrad does
+        with no_grad():
+            leaf._grad = g + grad
+
+
 def _accumulate(node, grad, create_graph):
     leaf = node.variable
     if leaf._grad is None:
@@ -194,8 +204,10 @@ def _accumulate(node, grad, create_graph):
             leaf._grad = grad.detach().clone()
     elif create_graph:
         leaf._grad = leaf._grad + grad
-    else:
-        leaf._grad._data += grad._data
+    elif grad.layout is strided or leaf._grad.layout is not strided:
+        _add_into_grad(leaf, grad)
+    else:  # a sparse gradient into a dense .grad: added in place, densified
+        leaf._grad._data += grad.to_dense()._data
         leaf._grad._bump_version()
     post = leaf.__dict__.get("_post_accumulate_grad_hooks")
     if post:

@@ -198,6 +198,23 @@ def test_sparse_leaf_grads():
         _same(g, t)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_sparse_leaf_grads_accumulate_over_backward_calls():
+    def run(L):
+        s = _coo(L).requires_grad_()
+        D = L.arange(6.0).reshape(3, 2)
+        for _ in range(3):
+            L.sparse.mm(s, D).sum().backward()
+        dense = L.ones(3, 3, requires_grad=True)  # dense leaf, dense grads, as before
+        for _ in range(2):
+            (dense * 2).sum().backward()
+        return s.grad, dense.grad
+    (g, gd), (t, td) = run(gt), run(torch)
+    assert g.layout is gt.sparse_coo and t.layout == torch.sparse_coo
+    _same(g, t)
+    _same(gd, td)
+
+
 def _gcn_losses(lib, steps=5):
     rng = np.random.default_rng(0)
     n, f, h, c = 12, 6, 8, 3
