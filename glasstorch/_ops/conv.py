@@ -8,6 +8,11 @@ gradient is itself a stride-1 convolution (re-padded gradient, flipped weight);
 other strides (and the transposed convolution's forward) run the GEMM the other
 way round followed by col2im: the columns are added into a padded buffer by
 looping over the kernel offsets only (``prod(k)`` strided slice additions).
+
+2-D 3x3 stride-1 float convolutions with 16+ channels each way and enough work
+(forward, input gradient, stride-1 transposed convolution, weight gradient) use
+Winograd F(2x2, 3x3) instead (``_winograd.py``): 2.25x fewer multiplies. Only these
+NumPy kernels change; the recorded double-backward formulas call the same ops.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import math
 import warnings
 
 from ..autograd.grad_mode import _state
+from . import _winograd
 from ._common import (
     _SHORT,
     Node,
@@ -104,7 +110,10 @@ def _crop(x, pads, size):
 def _fwd(x, w, stride, dil, pads, groups, out, keep=None):
     """Plain convolution of ``x (N, C, *S)`` by ``w (O, C/g, *k)`` -> ``(N, O, *out)``.
 
-    ``keep`` (a list) receives the columns, which the weight gradient reuses."""
+    ``keep`` (a list) receives the columns (Winograd: the transformed input), which the
+    weight gradient reuses."""
+    if _winograd.applies(x.dtype, w.shape, stride, dil, groups, x.shape[0] * math.prod(out)):
+        return _winograd.conv3x3(x, w, pads, keep)
     k = w.shape[2:]
     n = x.shape[0]
     o = w.shape[0]
@@ -121,8 +130,9 @@ def _flipped_weight(w, groups):
     stride-1 convolution that computes a convolution's input gradient."""
     o, cg = w.shape[:2]
     k = w.shape[2:]
-    wt = w.reshape((groups, o // groups, cg) + k).swapaxes(1, 2)
-    wt = wt[(slice(None),) * 3 + (slice(None, None, -1),) * len(k)]
+    # reversing the flattened kernel reverses every spatial axis (one reversed axis copies
+    # faster than nd of them)
+    wt = w.reshape(groups, o // groups, cg, -1)[..., ::-1].swapaxes(1, 2)
     return xp.ascontiguousarray(wt).reshape((groups * cg, o // groups) + k)
 
 
@@ -148,10 +158,13 @@ def _bwd_input(gy, w, stride, dil, pads, groups, size):
 
 
 def _bwd_weight(x, gy, wshape, stride, dil, pads, groups, cols=None):
-    """Gradient of a plain convolution w.r.t. its weight of shape ``wshape``."""
+    """Gradient of a plain convolution w.r.t. its weight of shape ``wshape`` (``cols``: what
+    the forward kept)."""
     k = wshape[2:]
     n, o = gy.shape[:2]
     out = gy.shape[2:]
+    if _winograd.applies(x.dtype, wshape, stride, dil, groups, n * math.prod(out)):
+        return _winograd.weight_grad(x, gy, pads, cols)
     if cols is None:
         cols = _im2col(_pad(x, pads), groups, k, stride, dil, out)  # (G, CgK, N*P)
     g = xp.ascontiguousarray(gy.reshape(n, o, -1).swapaxes(0, 1))    # (O, N, P)
