@@ -7,7 +7,8 @@ import os
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
-           "set_float32_matmul_precision", "get_float32_matmul_precision", "set_flush_denormal"]
+           "set_float32_matmul_precision", "get_float32_matmul_precision", "set_flush_denormal",
+           "set_default_device", "get_default_device"]
 
 _state = {"deterministic": False, "warn_only": False, "matmul_precision": "highest",
           "interop_threads": 1, "threads": None}
@@ -19,6 +20,20 @@ def _threadpool():
     except ImportError:
         return None
     return threadpoolctl
+
+
+def set_default_device(device) -> None:
+    """Where factory functions (zeros, randn, ...) create tensors when no ``device`` is given;
+    None restores the CPU. Any device but the CPU makes those calls fail here, as in a CPU-only
+    torch build."""
+    from ._core import device as _device
+    _device.default_device[0] = None if device is None else _device.device(device)
+
+
+def get_default_device():
+    """The device set by ``set_default_device`` (the CPU unless changed)."""
+    from ._core import device as _device
+    return _device.default_device[0] or _device.CPU
 
 
 def set_num_threads(n: int) -> None:

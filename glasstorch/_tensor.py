@@ -495,6 +495,9 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:  # as numpy(): the array would silently leave the graph
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
         if dtype is None:
             return self._data
         return self._data.astype(dtype, copy=bool(copy))
@@ -512,6 +515,10 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __float__(self):
+        if self._requires_grad and _grad_state().grad_enabled:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         value = self.item()
         return float(value.real if isinstance(value, complex) else value)
 
@@ -622,6 +629,11 @@ class Tensor:
     def mH(self):
         """The last two dimensions transposed and conjugated (when complex)."""
         return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+def _grad_state():
+    from .autograd.grad_mode import _state
+    return _state
 
 
 def _warn_device_argument(method):

@@ -66,9 +66,17 @@ class device:
 CPU = device("cpu")
 
 
+# torch.set_default_device: where factories put tensors when no device is given (None: CPU)
+default_device = [None]
+
+
 def as_device(d) -> device:
     """Normalise a device argument and refuse devices this build cannot run on."""
-    if d is None or d is CPU:
+    if d is None:
+        d = default_device[0]
+        if d is None:
+            return CPU
+    if d is CPU:
         return CPU
     if not isinstance(d, device):
         d = device(d)

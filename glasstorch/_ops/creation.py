@@ -9,6 +9,7 @@ import warnings
 from .._core import dtype as _dt
 from .._core.device import as_device
 from ._common import Tensor, register, size_arg, wrap, xp
+from ._rounding import round_sum_once
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range",
@@ -41,9 +42,9 @@ def _leaf_dtypes(data, found):
             _leaf_dtypes(x, found)
     elif isinstance(data, Tensor):
         found.add(data.dtype)
-    elif isinstance(data, xp.ndarray):
+    elif isinstance(data, (xp.ndarray, xp.generic)):  # NumPy scalars keep their dtype too
         found.add(_dt.from_numpy_dtype(data.dtype))
-    elif isinstance(data, (bool, numbers.Number, xp.generic)):
+    elif isinstance(data, (bool, numbers.Number)):
         found.add(_dt.scalar_dtype(data))
     elif isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
@@ -326,7 +327,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     dtype = _dtype_or_default(dtype)
     if dtype in (_dt.float32, _dt.float64) and steps > 1 and not isinstance(start + end, complex):
         with xp.errstate(all="ignore"):  # inf/nan ends give nan like torch, silently
-            arr = _linspace_like_torch(start, end, steps, dtype.np.type)
+            arr = linspace_array(start, end, steps, dtype.np.type)
         return _finish(arr, requires_grad)
     acc = xp.complex128 if dtype.is_complex else xp.float64
     arr = xp.linspace(start, end, steps, dtype=acc)
@@ -335,7 +336,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _finish(arr.astype(dtype.np), requires_grad)
 
 
-def _linspace_like_torch(start, end, steps, np_dtype):
+def linspace_array(start, end, steps, np_dtype):
+    """linspace's values as a NumPy array of ``np_dtype`` (float32/float64, steps > 1)."""
     # torch's order of evaluation, so values agree to the last bit: the step in the output
     # dtype, the first half counted up from start and the second half down from end, each
     # multiply-add rounded once
@@ -347,20 +349,8 @@ def _linspace_like_torch(start, end, steps, np_dtype):
     offset = xp.where(up, i, i - (steps - 1))
     if np_dtype is xp.float64:  # no exact wider type: long double where the platform has it
         return (xp.longdouble(step) * offset + base).astype(xp.float64)
-    return _round_sum_once(base.astype(xp.float64), xp.float64(step) * offset, np_dtype)
+    return round_sum_once(base.astype(xp.float64), xp.float64(step) * offset, np_dtype)
 
-
-def _round_sum_once(a, b, np_dtype):
-    """``a + b`` rounded once to ``np_dtype`` (float64 inputs; ``b`` an exact product)."""
-    s = a + b
-    bb = s - a
-    residual = (a - (s - bb)) + (b - bb)  # a + b == s + residual exactly (TwoSum)
-    r = s.astype(np_dtype)
-    # s exactly halfway between two representable values: the residual breaks the tie
-    toward = xp.where(residual > 0, xp.inf, -xp.inf).astype(np_dtype)
-    other = xp.nextafter(r, toward)
-    tie = (residual != 0) & (s - r.astype(xp.float64) == other.astype(xp.float64) - s)
-    return xp.where(tie, other, r)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,

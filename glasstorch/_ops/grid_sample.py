@@ -12,6 +12,7 @@ import itertools
 
 from .._core import dtype as _dt
 from ._common import Node, compute_dtype, needs_grad, record, wrap, xp
+from ._rounding import fma
 
 __all__ = ["grid_sampler"]
 
@@ -24,7 +25,9 @@ def _unnormalize(coord, size, align_corners):
     """Grid coordinate in [-1, 1] -> source index, and d(index)/d(coord)."""
     if align_corners:
         return (coord + 1) / 2 * (size - 1), (size - 1) / 2
-    return ((coord + 1) * size - 1) / 2, size / 2
+    # torch's kernel: one fused (coord + 1) * (size / 2) - 0.5; a separate rounding of the
+    # product can land just below a pixel centre and flip which neighbour floor picks
+    return fma(coord + 1, size / 2, -0.5), size / 2
 
 
 def _reflect(x, twice_low, twice_high):

@@ -116,6 +116,8 @@ def _parse_item(item):
         return ("b", item)
     if isinstance(item, (Tensor, _ndarray, list, tuple)):
         return _index_array(item)
+    if t is range:  # torch reads a range as the list of its integers
+        return _index_array(list(item))
     if isinstance(item, (xp.bool_,)):
         return ("b", bool(item))
     if isinstance(item, xp.integer):

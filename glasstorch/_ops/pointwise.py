@@ -1185,6 +1185,17 @@ Tensor.__imod__ = Tensor.remainder_
 
 # ----------------------------------------------------------------------------- powers
 
+# exponents torch's kernel evaluates with products and roots instead of pow(): faster, and
+# results equal to torch's to the last bit
+_POWERS_BY_PRODUCT = {2: lambda a: a * a, 3: lambda a: a * a * a, -1: xp.reciprocal,
+                      -2: lambda a: 1 / (a * a), 0.5: xp.sqrt, -0.5: lambda a: 1 / xp.sqrt(a)}
+
+
+def _power_by_number(a, exponent):
+    fn = _POWERS_BY_PRODUCT.get(exponent) if a.dtype.kind == "f" else None
+    return xp.power(a, exponent) if fn is None else fn(a)
+
+
 @register("__pow__")
 def pow(input, exponent, *, out=None):
     """input ** exponent with torch's promotion; integer bases refuse negative int scalars."""
@@ -1198,7 +1209,7 @@ def pow(input, exponent, *, out=None):
                 r = result_array(_apply(xp.power, compute_array(xp.asarray(x, dt.np)),
                                         compute_array(xp.asarray(y, dt.np))), dt)
             else:
-                r = result_array(xp.power(compute_array(x), y), dt)
+                r = result_array(_power_by_number(compute_array(x), y), dt)
         elif cat == 1:
             r = _int_pow(x, y, exponent)
         else:

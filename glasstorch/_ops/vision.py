@@ -24,6 +24,7 @@ from ._common import (
     xp,
 )
 from .conv import _col2im, _windows
+from .creation import linspace_array
 
 __all__ = ["constant_pad_nd", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
            "native_channel_shuffle", "affine_grid_generator"]
@@ -597,6 +598,10 @@ class Col2ImBackward0(Node):
 def _base_coords(n, align_corners, dtype):
     if n <= 1:
         return xp.zeros(max(n, 0), dtype)
+    dtype = xp.dtype(dtype)
+    if dtype in (xp.float32, xp.float64):  # as torch: its linspace, then * (n-1) and / n
+        v = linspace_array(-1, 1, n, dtype.type)
+        return v if align_corners else v * (n - 1) / n
     v = xp.linspace(-1, 1, n, dtype=xp.float64)
     if not align_corners:
         v = v * (n - 1) / n

@@ -1,0 +1,85 @@
+"""Behaviour that tutorial-style PyTorch programs exposed, each compared with torch."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import glasstorch as gt
+
+
+def test_python_range_indexes_like_a_list():
+    def run(lib):
+        x = lib.arange(12.).reshape(3, 4)
+        y = x.clone()
+        y[range(2)] = 0
+        return (x[range(3), lib.tensor([0, 1, 3])].tolist(), x[:, range(1, 4, 2)].tolist(),
+                tuple(x[range(0)].shape), y.tolist())
+    assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_affine_grid_and_grid_sample_round_like_torch(name):
+    # the identity transform lands exactly on pixel centres; a different rounding of the
+    # unnormalised coordinate picks the other neighbour and changes the gradient (STN tutorial)
+    size = (2, 1, 28, 28)
+    theta = np.array([[[1., 0, 0], [0, 1, 0]]] * 2)
+    x = np.sin(np.arange(np.prod(size))).reshape(size)
+    out = {}
+    for lib in (gt, torch):
+        dt = getattr(lib, name)
+        th = lib.tensor(theta, dtype=dt, requires_grad=True)
+        grid = lib.nn.functional.affine_grid(th, size, align_corners=False)
+        sampled = lib.nn.functional.grid_sample(lib.tensor(x, dtype=dt), grid,
+                                                align_corners=False)
+        sampled.pow(2).sum().backward()
+        out[lib] = grid.detach().numpy(), th.grad.numpy()
+    np.testing.assert_array_equal(out[gt][0], out[torch][0])
+    scale = np.abs(out[torch][1]).max() * (1e-6 if name == "float32" else 1e-12)
+    np.testing.assert_allclose(out[gt][1], out[torch][1], rtol=0, atol=scale)
+
+
+def test_numpy_scalars_keep_their_dtype_in_tensor():
+    cases = [np.float64(2.0), [np.float64(1.5), 2.0], [[np.float64(1)]], [np.float32(1.5), 2.0],
+             [np.int32(1), 2], [np.int8(1), 2.5], [1, np.float32(2)]]
+    for c in cases:
+        assert str(gt.tensor(c).dtype) == str(torch.tensor(c).dtype), c
+    batch = gt.utils.data.default_collate([np.float64(1.0), np.float64(2.0)])
+    assert batch.dtype is gt.float64
+
+
+def test_set_default_device():
+    assert gt.get_default_device() == gt.device("cpu")
+    try:
+        gt.set_default_device("cpu")
+        assert gt.zeros(1).device.type == "cpu"
+        gt.set_default_device("cuda")
+        assert gt.get_default_device().type == "cuda"
+        with pytest.raises(RuntimeError, match="not compiled with CUDA"):
+            gt.zeros(1)
+    finally:
+        gt.set_default_device(None)
+    assert gt.zeros(1).device.type == "cpu"
+
+
+def test_converting_a_tensor_that_requires_grad():
+    for lib in (gt, torch):
+        t = lib.ones((), requires_grad=True)
+        with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires"):
+            np.asarray(lib.ones(2, requires_grad=True))
+        with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True"):
+            assert float(t) == 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with lib.no_grad():
+                float(t)
+            float(t.detach()), t.item(), int(t)
+
+
+def test_small_integer_powers_match_torch_bit_for_bit():
+    x = np.random.default_rng(0).standard_normal(10000) * 3
+    for name in ("float32", "float64"):
+        a, b = gt.tensor(x, dtype=getattr(gt, name)), torch.tensor(x, dtype=getattr(torch, name))
+        for e in (2, 3, -1, -2, 2.0, 3.0):
+            np.testing.assert_array_equal((a ** e).numpy(), (b ** e).numpy())
