@@ -8,6 +8,7 @@ is there when backward runs.
 from __future__ import annotations
 
 import functools
+import warnings
 
 from .._tensor import Tensor, _version_counter_of, _wrap
 from .grad_mode import _state, no_grad
@@ -119,6 +120,14 @@ class Function(metaclass=_FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
+        # torch still allows an instance (old code calls ``MyFn().apply(x)``); only calling it
+        # like a legacy function is an error
+        warnings.warn(f"{type(self)} should not be instantiated: the methods of an autograd "
+                      f"Function are static, call them on the class ({type(self).__name__}"
+                      f".apply(...)). Instantiating one will be an error in a future torch.",
+                      DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is "
                            "deprecated. Please use new-style autograd function with static "
                            "forward method.")
@@ -229,11 +238,14 @@ def _pack_saved(ctx, outputs):
     if to_save is None:
         return
     packed = []
-    for t in to_save:
-        if t is None or not isinstance(t, Tensor):
+    for i, t in enumerate(to_save):
+        if t is None:
             packed.append(t)
-        else:
+        elif isinstance(t, Tensor):
             packed.append(SavedTensor(t, is_output=any(t is o for o in outputs)))
+        else:
+            raise TypeError(f"save_for_backward can only save variables, but argument {i} is "
+                            f"of type {type(t).__name__}")
     ctx._saved_for_backward = tuple(packed)
 
 

@@ -325,6 +325,44 @@ def test_custom_function_features():
     both(scenario)
 
 
+def test_custom_function_instance_and_bad_saves():
+    # old scripts build an instance and call .apply on it: torch warns, and only calling the
+    # instance itself is an error; saving a non-tensor fails once the graph is recorded
+    def scenario(L):
+        class MyReLU(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.clamp(min=0)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * (x > 0)
+
+        class SavesInt(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, 3)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+            relu = MyReLU()
+        x = L.tensor([-1.0, 2.0], requires_grad=True)
+        relu.apply(x).sum().backward()
+        with pytest.raises(RuntimeError, match="Legacy autograd function"):
+            relu(x)
+        quiet = SavesInt.apply(L.ones(1))  # nothing recorded, nothing checked
+        with pytest.raises(TypeError) as err:
+            SavesInt.apply(L.ones(1, requires_grad=True))
+        return [x.grad, quiet, str(err.value)]
+    both(scenario)
+
+
 def test_anomaly_mode_names_the_nan_node():
     x = glasstorch.tensor([0.0], requires_grad=True)
     with pytest.warns(UserWarning):
