@@ -83,3 +83,16 @@ def test_small_integer_powers_match_torch_bit_for_bit():
         a, b = gt.tensor(x, dtype=getattr(gt, name)), torch.tensor(x, dtype=getattr(torch, name))
         for e in (2, 3, -1, -2, 2.0, 3.0):
             np.testing.assert_array_equal((a ** e).numpy(), (b ** e).numpy())
+
+
+def test_functional_warnings_point_at_the_callers_line():
+    # under autocast every policy op gains a wrapper frame; the warning must still name the
+    # user's line, not glasstorch's
+    F = gt.nn.functional
+    x, grid = gt.ones(1, 1, 4, 4), gt.zeros(1, 2, 2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        F.grid_sample(x, grid); line = __import__("inspect").currentframe().f_lineno  # noqa: E702
+        with gt.autocast("cpu"):
+            F.grid_sample(x, grid)
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line), (__file__, line + 2)]

@@ -3,8 +3,7 @@ normalize, distances, gumbel_softmax (torch's signatures)."""
 
 from __future__ import annotations
 
-import warnings
-
+from ..._core.warn import warn_user
 from ..._ops import nn_basic as _B
 from ..._ops.activation import softmax as _softmax
 from ...autograd.grad_mode import no_grad
@@ -71,20 +70,19 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     nd = input.dim()
     if nd not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated "
+        warn_user(f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated "
                       "and will result in an error in a future release. To retain the "
                       "behavior and silence this warning, please use dropout instead. Note "
                       "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 3D or 4D inputs).", UserWarning, stacklevel=2)
+                      "(i.e. 3D or 4D inputs).", UserWarning)
     if nd == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+        warn_user("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
                       "shape (N, C, L), where C is the channel dim. This behavior will change "
                       "in a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
-                      "behavior, please switch to using dropout1d instead.", UserWarning,
-                      stacklevel=2)
+                      "behavior, please switch to using dropout1d instead.", UserWarning)
     return _feature(input, p, training, inplace, True)
 
 
@@ -93,12 +91,12 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     nd = input.dim()
     if nd not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {nd}-D input to dropout3d, which is deprecated "
+        warn_user(f"dropout3d: Received a {nd}-D input to dropout3d, which is deprecated "
                       "and will result in an error in a future release. To retain the "
                       "behavior and silence this warning, please use dropout instead. Note "
                       "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
+                      "(i.e. 4D or 5D inputs).", UserWarning)
     return _feature(input, p, training, inplace, nd == 5)
 
 
@@ -134,9 +132,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     """Sums/means/maxes over bags of embeddings, without building the per-index rows."""
     from ... import arange
     if weight.dtype.is_floating_point is False and input.is_floating_point():
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+        warn_user("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+                      "`embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
     if per_sample_weights is not None and input.size() != per_sample_weights.size():
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
@@ -201,7 +199,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     gradient is the soft sample's (straight-through)."""
     from ... import empty_like, zeros_like
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warn_user("`eps` parameter is deprecated and has no effect.")
     gumbels = -empty_like(logits).exponential_().log()
     y_soft = _softmax((logits + gumbels) / tau, dim)
     if not hard:

@@ -7,11 +7,11 @@ with glasstorch ops, in the same order as torch's so the autograd graph matches.
 from __future__ import annotations
 
 import math
-import warnings
 
 import glasstorch as _gt
 from glasstorch import debug as _debug
 
+from ..._core.warn import warn_user
 from ..._ops import loss as _L
 
 __all__ = [
@@ -30,8 +30,8 @@ def _legacy_reduction(size_average, reduce, reduction):
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{ret}' instead.", UserWarning, stacklevel=3)
+    warn_user(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{ret}' instead.", UserWarning)
     return ret
 
 
@@ -53,10 +53,9 @@ def _warn_size(input, target):
     if _debug._on:
         _debug._impl().loss_shapes(input, target)
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
+        warn_user(f"Using a target size ({target.size()}) that is different to the input size "
                       f"({input.size()}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", UserWarning,
-                      stacklevel=3)
+                      "broadcasting. Please ensure they have the same size.", UserWarning)
 
 
 def _weighted(loss, weight, input, reduction, mean_by_weight):
@@ -274,11 +273,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         red = _legacy_reduction(size_average, reduce, reduction)
     else:
         if reduction == "mean":
-            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+            warn_user("reduction: 'mean' divides the total loss by both the batch size and "
                           "the support size.'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          UserWarning, stacklevel=2)
+                          UserWarning)
         red = "sum" if reduction == "batchmean" else _check_reduction(reduction)
     reduced = _L.kl_div(input, target, red, log_target=log_target)
     if reduction == "batchmean" and input.dim() != 0:

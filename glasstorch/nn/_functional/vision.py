@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
-
+from ..._core.warn import warn_user
 from ..._ops import vision as _V
 from ..._ops.grid_sample import grid_sampler as _grid_sampler
 
@@ -32,32 +31,32 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated alias of :func:`interpolate`."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    warn_user("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='nearest')``."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warn_user("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warn_user("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def affine_grid(theta, size, align_corners=None):
     """Sampling grid for ``grid_sample`` from affine matrices ``theta``."""
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+        warn_user("Default grid_sample and affine_grid behavior has changed to "
                       "align_corners=False since 1.3.0. Please specify align_corners=True if "
                       "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", stacklevel=2)
+                      "details.")
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -76,10 +75,10 @@ def affine_grid(theta, size, align_corners=None):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {size}.")
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+        warn_user("Since version 1.3.0, affine_grid behavior has changed for unit-size "
                       "grids when align_corners=True. This is not an issue for standard "
                       "interpolation, but may be for pixel-level sampling. Please make sure "
-                      "that this is the desired behavior.", stacklevel=2)
+                      "that this is the desired behavior.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return _V.affine_grid_generator(theta, size, align_corners)
@@ -114,10 +113,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+        warn_user("Default grid_sample and affine_grid behavior has changed to "
                       "align_corners=False since 1.3.0. Please specify align_corners=True if "
                       "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", UserWarning, stacklevel=2)
+                      "details.", UserWarning)
         align_corners = False
     return _grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
                          align_corners)
