@@ -1,5 +1,6 @@
 """Transformer encoder/decoder layers, stacks and nn.Transformer against torch."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -195,3 +196,34 @@ def test_transformer_init_statistics_and_dropout():
     g.eval()
     np.testing.assert_array_equal(g(src, tgt).detach().numpy(), g(src, tgt).detach().numpy())
     assert GF.relu is gnn.TransformerEncoderLayer(8, 2).activation
+
+
+def _mismatched_mask_warning_file(lib):
+    """For each call mixing a float attn mask with a bool padding mask: the file the warning
+    points at, and the file defining the forward that torch's warning points at."""
+    nn = lib.nn
+    q = lib.zeros(3, 2, 4)
+    float_mask, pad = lib.zeros(3, 3), lib.zeros(2, 3, dtype=lib.bool)
+    mha = nn.MultiheadAttention(4, 1)
+    enc_layer = build(lib, "TransformerEncoderLayer", 4, 1, 8)
+    enc = build(lib, "TransformerEncoder", enc_layer, 1, enable_nested_tensor=False)
+    calls = [(nn.MultiheadAttention, lambda: mha(q, q, q, key_padding_mask=pad,
+                                                   attn_mask=float_mask)),
+             (nn.TransformerEncoder, lambda: enc(q, mask=float_mask, src_key_padding_mask=pad)),
+             (nn.TransformerEncoderLayer,
+              lambda: enc_layer(q, src_mask=float_mask, src_key_padding_mask=pad))]
+    found = []
+    for cls, call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        (w,) = [w for w in caught if "Support for mismatched" in str(w.message)]
+        found.append((w.filename, inspect.getsourcefile(cls.forward)))
+    return found
+
+
+def test_mismatched_mask_warning_points_at_the_forward_that_got_the_masks():
+    # torch's warning names the module forward that received the masks, not Module.__call__
+    for lib in (torch, glasstorch):
+        for where, expected in _mismatched_mask_warning_file(lib):
+            assert where == expected, lib.__name__

@@ -37,15 +37,17 @@ def _pad_last(t):
     return _gt.cat([t, t.new_zeros(tuple(t.shape[:-1]) + (1,))], -1)
 
 
-def _canonical_mask(mask, name, other_type, other_name, target_dtype, check_other=True):
-    """Bool masks (True = masked out) become float masks of -inf; float masks pass."""
+def _canonical_mask(mask, name, other_type, other_name, target_dtype, check_other=True,
+                    stacklevel=2):
+    """Bool masks (True = masked out) become float masks of -inf; float masks pass. A warning
+    points ``stacklevel`` frames up: by default at the caller, as torch's does."""
     if mask is None:
         return None
     if mask.dtype is not _gt.bool and not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
         warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use "
-                      f"same type for both instead.", stacklevel=3)
+                      f"same type for both instead.", stacklevel=stacklevel)
     if mask.dtype is _gt.bool:
         return _gt.zeros_like(mask, dtype=target_dtype).masked_fill(mask, float("-inf"))
     return mask

@@ -76,7 +76,8 @@ def _none_or_dtype(x):
 
 def _canonical(mask, name, other, other_name, dtype, check_other=True):
     from .._functional.attention import _canonical_mask
-    return _canonical_mask(mask, name, _none_or_dtype(other), other_name, dtype, check_other)
+    return _canonical_mask(mask, name, _none_or_dtype(other), other_name, dtype, check_other,
+                           stacklevel=3)  # the warning points past this wrapper
 
 
 def _relu_or_gelu(activation):
