@@ -594,6 +594,8 @@ class Tensor:
             return _legacy_type_name(self.dtype)
         if isinstance(dtype, str):
             dtype = _legacy_name_to_dtype(dtype)
+        elif isinstance(dtype, _LegacyTensorType):  # torch.LongTensor and friends
+            dtype = dtype.dtype
         return self.to(dtype)
 
     def type_as(self, other):

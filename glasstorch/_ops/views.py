@@ -7,9 +7,13 @@ built directly over the storage.
 
 from __future__ import annotations
 
+import math
+
 from .. import debug as _debug
+from .._core.storage import flat_bytes, root_array
 from .._tensor import _contiguous_strides, _strided_array
 from ..autograd.engine import sum_to
+from ..autograd.grad_mode import is_grad_enabled
 from ._common import (
     Node,
     Tensor,
@@ -841,3 +845,52 @@ def rebase_view_history(view, fn):
     view.grad_fn = view_node
     view._requires_grad = True
     view.__dict__.pop("_output_nr", None)
+
+
+# ----------------------------------------------------------------------------- in-place views
+
+def _inplace_view(fn):
+    """``fn_``: the view ``fn`` computes becomes this tensor's own shape and strides (torch's
+    in-place view ops change a tensor's metadata, never its data)."""
+    def method(self, *args, **kwargs):
+        if self._requires_grad and self.grad_fn is None and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        out = fn(self, *args, **kwargs)
+        self._data = out._data
+        if out.grad_fn is not None:  # the view's node (its input: this tensor's old history)
+            self.grad_fn = out.grad_fn
+        self._bump_version()
+        return self
+    method.__name__ = method.__qualname__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place ``{fn.__name__}``: changes this tensor's view of its storage."
+    return method
+
+
+for _view_fn in (squeeze, unsqueeze, t, transpose, as_strided):
+    setattr(Tensor, _view_fn.__name__ + "_", _inplace_view(_view_fn))
+Tensor.swapdims_ = Tensor.swapaxes_ = Tensor.transpose_
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Give the tensor ``sizes`` (contiguous) over its storage from its offset; a larger size
+    grows the storage, keeping its contents (the new elements are zeros here, garbage in
+    torch)."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = size_arg(sizes)
+    n = math.prod(shape)
+    offset = self.storage_offset()
+    a = self._data
+    storage = flat_bytes(root_array(a))
+    item = a.dtype.itemsize
+    if (offset + n) * item > storage.nbytes:  # grow: a new allocation holding the old bytes
+        grown = xp.zeros((offset + n) * item, xp.uint8)
+        grown[:storage.nbytes] = storage
+        a = grown.view(a.dtype)
+    self._data = _strided_array(a, shape, _contiguous_strides(shape), offset)
+    self._bump_version()
+    return self
+
+
+Tensor.resize_ = resize_

@@ -96,3 +96,38 @@ def test_functional_warnings_point_at_the_callers_line():
         with gt.autocast("cpu"):
             F.grid_sample(x, grid)
     assert [(w.filename, w.lineno) for w in caught] == [(__file__, line), (__file__, line + 2)]
+
+
+def test_inplace_view_methods_resize_and_legacy_type_classes():
+    def run(lib):
+        out = []
+        t = lib.zeros(3)
+        version = t._version
+        out.append((t.unsqueeze_(0) is t, tuple(t.shape), t.stride(), t._version - version))
+        y = lib.ones(2, 3, requires_grad=True)
+        z = y * 2
+        z.t_()
+        (z * lib.arange(6.).view(3, 2)).sum().backward()
+        out.append((tuple(z.shape), y.grad.tolist()))
+        z = lib.arange(6.).view(2, 3)
+        row = z[0]
+        z.transpose_(0, 1)
+        out.append((z.stride(), row.tolist(), z.tolist()))
+        a = lib.ones(1, 3, 1)
+        out.append((tuple(a.squeeze_(0).shape), tuple(lib.ones(2, 3).swapdims_(0, 1).shape)))
+        c = lib.arange(6.)
+        c.resize_(2, 2)
+        out.append((c.tolist(), c.is_contiguous()))
+        c.resize_(10)
+        out.append((tuple(c.shape), c[:6].tolist()))
+        d = lib.arange(6.)
+        out.append(d.as_strided_((2, 2), (1, 2)).tolist())
+        out.append((str(lib.ones(2).type(lib.LongTensor).dtype),
+                    str(lib.nn.Linear(2, 2).type(lib.DoubleTensor).weight.dtype)))
+        for bad in (lambda: lib.zeros(3, requires_grad=True).unsqueeze_(0),
+                    lambda: lib.ones(2, requires_grad=True).resize_(4)):
+            with pytest.raises(RuntimeError) as err:
+                bad()
+            out.append(str(err.value))
+        return out
+    assert run(gt) == run(torch)
