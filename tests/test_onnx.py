@@ -642,3 +642,21 @@ def test_missing_onnx_names_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match="pip install onnx"):
         export_bytes(MLP(), (torch.randn(2, 4),))
+
+
+def test_recurrent_weights_are_stored_once_not_per_time_step():
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(16, 64, num_layers=2)
+            self.head = nn.Linear(64, 5)
+
+        def forward(self, x):
+            return self.head(self.rnn(x)[0])
+
+    model = Tagger().eval()
+    x = torch.randn(35, 4, 16)
+    data = export_bytes(model, (x,))
+    weight_bytes = 4 * sum(p.numel() for p in model.parameters())
+    assert len(data) < 3 * weight_bytes  # 35 steps x 2 layers of copies would be ~50x
+    np.testing.assert_allclose(run_onnx(data, (x,))[0], model(x).detach().numpy(), atol=1e-5)

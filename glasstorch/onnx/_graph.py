@@ -9,6 +9,7 @@ helpers here hide the ONNX opset differences that the translations would otherwi
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 import numpy as np
@@ -48,6 +49,7 @@ class Graph:
         self._untraced_alive = []           # ... kept alive: the ids stay theirs
         self._node_names = Counter()
         self._shapes = {}                   # value name -> its Shape node's output
+        self._large_constants = {}          # (dtype, shape, digest) -> Constant output name
 
     # ------------------------------------------------------------------ values
     def bind(self, tensor, name):
@@ -158,7 +160,17 @@ class Graph:
 
     # ------------------------------------------------------------------ constants
     def constant(self, array):
-        return self.op("Constant", value=numpy_helper.from_array(np.asarray(array)))
+        array = np.asarray(array)
+        if array.nbytes < 1024:
+            return self.op("Constant", value=numpy_helper.from_array(array))
+        # a large folded value (e.g. a recurrent weight's transpose, recomputed every time
+        # step) is stored once however often it is computed
+        key = (array.dtype.str, array.shape, hashlib.sha1(np.ascontiguousarray(array)).digest())
+        name = self._large_constants.get(key)
+        if name is None:
+            name = self._large_constants[key] = self.op(
+                "Constant", value=numpy_helper.from_array(array))
+        return name
 
     def ints(self, values):
         return self.constant(np.asarray(values, dtype=np.int64).reshape(-1))
