@@ -4,8 +4,11 @@ Reference data was recorded once from torchvision 0.29.1 by fixtures/record_mode
 synthetic weights (fixtures/synth_weights.py) stand in for checkpoints too big to ship.
 """
 
+import fnmatch
+import hashlib
 import json
 import os
+import subprocess
 import sys
 import warnings
 
@@ -16,6 +19,8 @@ import glasstorch as torch
 import glasstorch.nn as nn
 from glasstorch.vision import models
 from glasstorch.vision.models.vision_transformer import ConvStemConfig, VisionTransformer
+from glasstorch.vision.transforms import InterpolationMode
+from glasstorch.vision.transforms._presets import ImageClassification
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 sys.path.insert(0, FIX)
@@ -37,6 +42,12 @@ BUILDS = {
     "resnet50": lambda: models.resnet50(),
     "vgg11": lambda: models.vgg11(init_weights=False),
     "vgg11_bn": lambda: models.vgg11_bn(init_weights=False),
+    "vgg13": lambda: models.vgg13(init_weights=False),
+    "vgg13_bn": lambda: models.vgg13_bn(init_weights=False),
+    "vgg16": lambda: models.vgg16(init_weights=False),
+    "vgg16_bn": lambda: models.vgg16_bn(init_weights=False),
+    "vgg19": lambda: models.vgg19(init_weights=False),
+    "vgg19_bn": lambda: models.vgg19_bn(init_weights=False),
     "mobilenet_v2": lambda: models.mobilenet_v2(),
     "vit_b_16": lambda: models.vit_b_16(),
     "resnet18_num_classes_7": lambda: models.resnet18(num_classes=7),
@@ -47,7 +58,9 @@ BUILDS = {
 }
 
 NUM_PARAMS = {"resnet18": 11689512, "resnet34": 21797672, "resnet50": 25557032,
-              "vgg11": 132863336, "vgg11_bn": 132868840, "mobilenet_v2": 3504872,
+              "vgg11": 132863336, "vgg11_bn": 132868840, "vgg13": 133047848,
+              "vgg13_bn": 133053736, "vgg16": 138357544, "vgg16_bn": 138365992,
+              "vgg19": 143667240, "vgg19_bn": 143678248, "mobilenet_v2": 3504872,
               "vit_b_16": 86567656}
 
 
@@ -148,7 +161,10 @@ def test_weights_local_path_and_dict(tmp_path):
 @pytest.mark.parametrize("builder,enum", [
     (models.resnet18, models.ResNet18_Weights), (models.resnet34, models.ResNet34_Weights),
     (models.resnet50, models.ResNet50_Weights), (models.vgg11, models.VGG11_Weights),
-    (models.vgg11_bn, models.VGG11_BN_Weights), (models.mobilenet_v2, models.MobileNet_V2_Weights),
+    (models.vgg11_bn, models.VGG11_BN_Weights), (models.vgg13, models.VGG13_Weights),
+    (models.vgg13_bn, models.VGG13_BN_Weights), (models.vgg16, models.VGG16_Weights),
+    (models.vgg16_bn, models.VGG16_BN_Weights), (models.vgg19, models.VGG19_Weights),
+    (models.vgg19_bn, models.VGG19_BN_Weights), (models.mobilenet_v2, models.MobileNet_V2_Weights),
     (models.vit_b_16, models.ViT_B_16_Weights)])
 def test_named_weights_say_download_is_unavailable(builder, enum):
     for weights in (enum.DEFAULT, "IMAGENET1K_V1", f"{enum.__name__}.IMAGENET1K_V1"):
@@ -174,7 +190,8 @@ def test_weights_argument_errors():
 
 def test_registry():
     assert models.list_models() == ["mobilenet_v2", "resnet18", "resnet34", "resnet50", "vgg11",
-                                    "vgg11_bn", "vit_b_16"]
+                                    "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn",
+                                    "vgg19", "vgg19_bn", "vit_b_16"]
     assert models.list_models(include="resnet*", exclude="resnet34") == ["resnet18", "resnet50"]
     assert isinstance(models.get_model("resnet18", num_classes=3).fc, nn.Linear)
     with pytest.raises(ValueError):
@@ -260,3 +277,162 @@ def test_no_warnings_on_plain_build():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         models.mobilenet_v2()
+
+
+# ------------------------------------------------- weights entries: meta, categories, presets
+
+with open(os.path.join(FIX, "weights_meta.json")) as _f:
+    WEIGHTS_META = json.load(_f)
+ENUM_NAMES = [k for k in WEIGHTS_META if not k.startswith("_")]
+with open(os.path.join(FIX, "preset_cases.json")) as _f:
+    PRESET_CASES = json.load(_f)
+PRESET_OUTS = np.load(os.path.join(FIX, "preset_outputs.npz"))
+
+
+def preset_kwargs(recorded):
+    # JSON turned torchvision's tuples (mean, std) into lists
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()}
+    if "interpolation" in kwargs:
+        kwargs["interpolation"] = InterpolationMode(kwargs["interpolation"])
+    return kwargs
+
+
+@pytest.mark.parametrize("enum_name", ENUM_NAMES)
+def test_weights_entries_match_torchvision(enum_name):
+    enum = getattr(models, enum_name)
+    recorded = WEIGHTS_META[enum_name]
+    assert list(enum.__members__) == list(recorded["entries"])
+    assert enum.DEFAULT is enum[recorded["DEFAULT"]]
+    for name, expected in recorded["entries"].items():
+        member = enum[name]
+        assert member.url == expected["url"]
+        assert member.meta["num_params"] == expected["num_params"]
+        assert member.meta["min_size"] == tuple(expected["min_size"])
+        categories = member.meta["categories"]
+        assert (categories is None) == (expected["categories"] is None)
+        preset = member.transforms
+        assert preset.func is ImageClassification and not preset.args
+        assert preset.keywords == preset_kwargs(expected["transforms"]["kwargs"])
+        assert repr(preset()) == expected["transforms"]["repr"]
+
+
+def test_imagenet_categories_are_torchvisions():
+    categories = models.ResNet18_Weights.DEFAULT.meta["categories"]
+    assert isinstance(categories, list) and len(categories) == 1000
+    digest = hashlib.sha256("\n".join(categories).encode()).hexdigest()
+    assert digest == WEIGHTS_META["_categories_sha256"]
+    for index, name in WEIGHTS_META["_categories_sample"].items():
+        assert categories[int(index)] == name
+    # one list shared by every ImageNet-1K entry, as in torchvision
+    assert models.VGG16_Weights.IMAGENET1K_V1.meta["categories"] is categories
+    assert models.ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1.meta["categories"] is categories
+    assert models.VGG16_Weights.IMAGENET1K_FEATURES.meta["categories"] is None
+    from glasstorch.vision.models._meta import _IMAGENET_CATEGORIES
+    assert _IMAGENET_CATEGORIES is categories
+
+
+def test_categories_file_is_read_only_when_asked_for():
+    script = (
+        "from glasstorch.vision import models\n"
+        "from glasstorch.vision.models import _meta\n"
+        "models.resnet18(num_classes=3)\n"
+        "w = models.ResNet50_Weights.DEFAULT\n"
+        "w.url, w.transforms(), models.VGG16_Weights.IMAGENET1K_FEATURES.meta\n"
+        "assert _meta.imagenet_categories.cache_info().misses == 0\n"
+        "assert w.meta['categories'][0] == 'tench'\n"
+        "assert _meta.imagenet_categories.cache_info().misses == 1\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=root)
+
+
+def test_meta_is_a_dict_with_torchvisions_keys():
+    meta = models.ResNet50_Weights.IMAGENET1K_V2.meta
+    assert isinstance(meta, dict)
+    assert set(meta) == {"min_size", "categories", "num_params"}
+    # torchvision's documentation-only keys are not carried: a dict's KeyError, as for any key
+    for key in ("_docs", "recipe", "_metrics", "num_classes"):
+        with pytest.raises(KeyError):
+            meta[key]
+    assert meta.get("recipe") is None
+
+
+def test_weights_fix_the_builder_arguments_like_torchvision():
+    with pytest.raises(ValueError, match="num_classes"):
+        models.vgg16(weights=models.VGG16_Weights.IMAGENET1K_V1, num_classes=10)
+    # the feature-extractor weights have no categories, so num_classes stays free
+    with pytest.raises(RuntimeError, match="vgg16_features-amdegroot"):
+        models.vgg16(weights="IMAGENET1K_FEATURES", num_classes=10)
+    with pytest.raises(ValueError, match="image_size"):
+        models.vit_b_16(weights=models.ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1, image_size=224)
+    assert models.get_weight("VGG16_Weights.IMAGENET1K_FEATURES") is \
+        models.VGG16_Weights.IMAGENET1K_FEATURES
+
+
+def _preset_input(kind):
+    img = PRESET_OUTS["img_u8"]
+    if kind == "pil":
+        from PIL import Image
+        return Image.fromarray(img.transpose(1, 2, 0))
+    if kind == "u8":
+        return torch.from_numpy(img)
+    if kind == "float":
+        return torch.from_numpy(img).float() / 255
+    return torch.from_numpy(PRESET_OUTS["batch_float"])
+
+
+def _assert_close_in_pixel_levels(out, expected, preset, max_levels):
+    # compare in 0..255 input units: normalization would scale a one-level rounding difference
+    # of uint8 resizing by 1 / std (x255 for the Caffe-style VGG16 features preset)
+    shape = (-1, 1, 1)
+    mean, std = np.array(preset.mean).reshape(shape), np.array(preset.std).reshape(shape)
+    levels = (out * std + mean) * 255
+    expected_levels = (expected * std + mean) * 255
+    assert out.shape == expected.shape and out.dtype == np.float32
+    np.testing.assert_allclose(levels, expected_levels, rtol=0, atol=max_levels)
+
+
+@pytest.mark.parametrize("label,kwargs,kind", PRESET_CASES["cases"],
+                         ids=[c[0] for c in PRESET_CASES["cases"]])
+def test_image_classification_preset_matches_torchvision(label, kwargs, kind):
+    pytest.importorskip("PIL")
+    preset = ImageClassification(**preset_kwargs(kwargs))
+    out = preset(_preset_input(kind))
+    # PIL resizes in both libraries; uint8 tensors may round one level apart; floats agree
+    max_levels = {"pil": 1e-3, "u8": 1.0 + 1e-3}.get(kind, 1e-3)
+    _assert_close_in_pixel_levels(out.numpy(), PRESET_OUTS[label], preset, max_levels)
+
+
+@pytest.mark.parametrize("enum_name,entry", PRESET_CASES["real"])
+def test_real_presets_match_torchvision_on_a_small_image(enum_name, entry):
+    preset = getattr(models, enum_name)[entry].transforms()
+    out = preset(torch.from_numpy(PRESET_OUTS["img_u8"]))
+    assert out.shape == (3, preset.crop_size[0], preset.crop_size[0])
+    expected = PRESET_OUTS[f"{enum_name}.{entry}"]
+    _assert_close_in_pixel_levels(out.numpy()[:, ::8, ::8], expected, preset, 1.0 + 1e-3)
+
+
+def test_image_classification_preset_api():
+    preset = models.ResNet50_Weights.IMAGENET1K_V2.transforms()
+    assert isinstance(preset, nn.Module)
+    assert preset.describe() == WEIGHTS_META["_describe_ResNet50_Weights.IMAGENET1K_V2"]
+    assert (preset.crop_size, preset.resize_size, preset.antialias) == ([224], [232], True)
+    with pytest.raises(TypeError):
+        ImageClassification(224)  # keyword-only, as in torchvision
+    with pytest.raises(TypeError):
+        preset(np.zeros((3, 8, 8), dtype=np.uint8))
+    small = ImageClassification(crop_size=4, resize_size=6)
+    batch = torch.rand(2, 3, 9, 12, dtype=torch.float64)
+    out = small(batch)
+    assert out.shape == (2, 3, 4, 4) and out.dtype == torch.float32
+    # a batch is the stack of its images
+    assert torch.allclose(out[1], small(batch[1]), atol=1e-6)
+    with pytest.raises(RuntimeError):  # one channel against three means, as in torchvision
+        small(torch.rand(1, 9, 12))
+
+
+def test_categories_file_ships_with_the_package():
+    tomllib = pytest.importorskip("tomllib")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        globs = tomllib.load(f)["tool"]["setuptools"]["package-data"]["glasstorch"]
+    assert any(fnmatch.fnmatch("vision/models/imagenet_categories.txt", g) for g in globs), globs

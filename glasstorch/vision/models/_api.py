@@ -1,13 +1,15 @@
 """Weights handling shared by the model builders (torchvision.models._api).
 
-Nothing is downloaded: ``weights=`` takes a local state_dict file (or a state_dict), and the
-torchvision weight enums exist so that code naming them fails with a clear message.
+Nothing is downloaded: ``weights=`` takes a local state_dict file (or a state_dict). The
+torchvision weight enums exist with their metadata and preset transforms, so code naming them
+can build its preprocessing and read class names, and loading them fails with a clear message.
 """
 
 import os
 import warnings
-from dataclasses import dataclass, field
 from enum import Enum
+
+from ._meta import imagenet_categories
 
 __all__ = ["Weights", "WeightsEnum", "get_model", "get_model_builder", "list_models",
            "get_weight"]
@@ -15,12 +17,33 @@ __all__ = ["Weights", "WeightsEnum", "get_model", "get_model_builder", "list_mod
 _BUILDERS = {}
 
 
-@dataclass(eq=False)
-class Weights:
-    """The record behind one pretrained-weights entry: where torchvision downloads it from."""
+class _ImageNetCategories:
+    """Stands for ``meta["categories"]`` until first read: the 1000 names live in a data file."""
 
-    url: str
-    meta: dict = field(default_factory=dict)
+    def __repr__(self):
+        return "<ImageNet-1K categories, read on first use>"
+
+
+IMAGENET1K_CATEGORIES = _ImageNetCategories()
+
+
+class Weights:
+    """One pretrained-weights entry: where torchvision downloads it from, the preprocessing it
+    was evaluated with (``transforms()`` builds it) and its metadata (``meta``, a dict)."""
+
+    def __init__(self, url, transforms, meta):
+        self.url = url
+        self.transforms = transforms
+        self._meta = meta
+
+    @property
+    def meta(self):
+        if self._meta.get("categories") is IMAGENET1K_CATEGORIES:
+            self._meta["categories"] = imagenet_categories()
+        return self._meta
+
+    def __repr__(self):
+        return f"Weights(url={self.url!r}, transforms={self.transforms!r}, meta={self.meta!r})"
 
 
 class WeightsEnum(Enum):
@@ -46,6 +69,10 @@ class WeightsEnum(Enum):
     @property
     def url(self):
         return self.value.url
+
+    @property
+    def transforms(self):
+        return self.value.transforms
 
     @property
     def meta(self):
@@ -87,8 +114,9 @@ def _resolve_weights(weights, enum_cls, kwargs, fixed=("num_classes",)):
     if hasattr(weights, "keys") or _is_path(weights):
         return None, weights
     member = enum_cls.verify(weights)
-    if "num_classes" in fixed:
-        _ovewrite_named_param(kwargs, "num_classes", member.meta["num_classes"])
+    categories = member.meta["categories"]
+    if "num_classes" in fixed and categories is not None:
+        _ovewrite_named_param(kwargs, "num_classes", len(categories))
     if "image_size" in fixed:
         _ovewrite_named_param(kwargs, "image_size", member.meta["min_size"][0])
     # fail before building the model: there is nothing to download the weights with

@@ -1,8 +1,18 @@
 """MobileNetV2 (Sandler et al., 2018) with torchvision's module names."""
 
+from functools import partial
+
 from ... import flatten, nn
 from ...nn import functional as F
-from ._api import Weights, WeightsEnum, _load_weights, _register, _resolve_weights
+from ..transforms._presets import ImageClassification
+from ._api import (
+    IMAGENET1K_CATEGORIES,
+    Weights,
+    WeightsEnum,
+    _load_weights,
+    _register,
+    _resolve_weights,
+)
 from ._layers import Conv2dNormActivation
 
 __all__ = ["MobileNetV2", "MobileNet_V2_Weights", "mobilenet_v2"]
@@ -109,11 +119,15 @@ class MobileNetV2(nn.Module):
         return self._forward_impl(x)
 
 
+_IMAGENET = {"min_size": (1, 1), "categories": IMAGENET1K_CATEGORIES, "num_params": 3504872}
+
+
 class MobileNet_V2_Weights(WeightsEnum):
     IMAGENET1K_V1 = Weights("https://download.pytorch.org/models/mobilenet_v2-b0353104.pth",
-                            {"min_size": (1, 1), "num_classes": 1000, "num_params": 3504872})
+                            partial(ImageClassification, crop_size=224), dict(_IMAGENET))
     IMAGENET1K_V2 = Weights("https://download.pytorch.org/models/mobilenet_v2-7ebf99e0.pth",
-                            {"min_size": (1, 1), "num_classes": 1000, "num_params": 3504872})
+                            partial(ImageClassification, crop_size=224, resize_size=232),
+                            dict(_IMAGENET))
     DEFAULT = IMAGENET1K_V2
 
 

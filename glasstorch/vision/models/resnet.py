@@ -1,7 +1,17 @@
 """ResNet (He et al., 2015) with torchvision's module names, so checkpoints load directly."""
 
+from functools import partial
+
 from ... import flatten, nn
-from ._api import Weights, WeightsEnum, _load_weights, _register, _resolve_weights
+from ..transforms._presets import ImageClassification
+from ._api import (
+    IMAGENET1K_CATEGORIES,
+    Weights,
+    WeightsEnum,
+    _load_weights,
+    _register,
+    _resolve_weights,
+)
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck", "ResNet18_Weights", "ResNet34_Weights",
            "ResNet50_Weights", "resnet18", "resnet34", "resnet50"]
@@ -163,26 +173,29 @@ class ResNet(nn.Module):
         return self._forward_impl(x)
 
 
-_IMAGENET = {"min_size": (1, 1), "num_classes": 1000}
+_IMAGENET = {"min_size": (1, 1), "categories": IMAGENET1K_CATEGORIES}
+# the evaluation presets torchvision publishes with each entry
+_V1_PRESET = partial(ImageClassification, crop_size=224)
+_V2_PRESET = partial(ImageClassification, crop_size=224, resize_size=232)
 
 
 class ResNet18_Weights(WeightsEnum):
     IMAGENET1K_V1 = Weights("https://download.pytorch.org/models/resnet18-f37072fd.pth",
-                            {**_IMAGENET, "num_params": 11689512})
+                            _V1_PRESET, {**_IMAGENET, "num_params": 11689512})
     DEFAULT = IMAGENET1K_V1
 
 
 class ResNet34_Weights(WeightsEnum):
     IMAGENET1K_V1 = Weights("https://download.pytorch.org/models/resnet34-b627a593.pth",
-                            {**_IMAGENET, "num_params": 21797672})
+                            _V1_PRESET, {**_IMAGENET, "num_params": 21797672})
     DEFAULT = IMAGENET1K_V1
 
 
 class ResNet50_Weights(WeightsEnum):
     IMAGENET1K_V1 = Weights("https://download.pytorch.org/models/resnet50-0676ba61.pth",
-                            {**_IMAGENET, "num_params": 25557032})
+                            _V1_PRESET, {**_IMAGENET, "num_params": 25557032})
     IMAGENET1K_V2 = Weights("https://download.pytorch.org/models/resnet50-11ad3fa6.pth",
-                            {**_IMAGENET, "num_params": 25557032})
+                            _V2_PRESET, {**_IMAGENET, "num_params": 25557032})
     DEFAULT = IMAGENET1K_V2
 
 

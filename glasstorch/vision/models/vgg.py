@@ -1,13 +1,32 @@
-"""VGG-11 with and without batch norm (Simonyan & Zisserman, 2014), torchvision's layout."""
+"""VGG-11/13/16/19, with and without batch norm (Simonyan & Zisserman, 2014), torchvision's
+layout."""
+
+from functools import partial
 
 from ... import flatten, nn
-from ._api import Weights, WeightsEnum, _load_weights, _register, _resolve_weights
+from ..transforms._presets import ImageClassification
+from ._api import (
+    IMAGENET1K_CATEGORIES,
+    Weights,
+    WeightsEnum,
+    _load_weights,
+    _register,
+    _resolve_weights,
+)
 
-__all__ = ["VGG", "VGG11_Weights", "VGG11_BN_Weights", "vgg11", "vgg11_bn"]
+__all__ = ["VGG", "VGG11_Weights", "VGG11_BN_Weights", "VGG13_Weights", "VGG13_BN_Weights",
+           "VGG16_Weights", "VGG16_BN_Weights", "VGG19_Weights", "VGG19_BN_Weights", "vgg11",
+           "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn"]
 
-# "A" is VGG-11: channel counts of the 3x3 convolutions, "M" a 2x2 max pool
+# channel counts of the 3x3 convolutions, "M" a 2x2 max pool; the paper's configurations
+# A (VGG-11), B (VGG-13), D (VGG-16) and E (VGG-19)
 cfgs = {
     "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "B": [64, 64, "M", 128, 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
+    "D": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512,
+          "M"],
+    "E": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512,
+          512, 512, 512, "M"],
 }
 
 
@@ -62,18 +81,59 @@ def make_layers(cfg, batch_norm=False):
     return nn.Sequential(*layers)
 
 
-_META = {"min_size": (32, 32), "num_classes": 1000}
+_META = {"min_size": (32, 32), "categories": IMAGENET1K_CATEGORIES}
+_PRESET = partial(ImageClassification, crop_size=224)
+_URL = "https://download.pytorch.org/models/"
+
+
+def _entry(file_name, num_params):
+    return Weights(_URL + file_name, _PRESET, {**_META, "num_params": num_params})
 
 
 class VGG11_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights("https://download.pytorch.org/models/vgg11-8a719046.pth",
-                            {**_META, "num_params": 132863336})
+    IMAGENET1K_V1 = _entry("vgg11-8a719046.pth", 132863336)
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG11_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights("https://download.pytorch.org/models/vgg11_bn-6002323d.pth",
-                            {**_META, "num_params": 132868840})
+    IMAGENET1K_V1 = _entry("vgg11_bn-6002323d.pth", 132868840)
+    DEFAULT = IMAGENET1K_V1
+
+
+class VGG13_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _entry("vgg13-19584684.pth", 133047848)
+    DEFAULT = IMAGENET1K_V1
+
+
+class VGG13_BN_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _entry("vgg13_bn-abd245e5.pth", 133053736)
+    DEFAULT = IMAGENET1K_V1
+
+
+class VGG16_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _entry("vgg16-397923af.pth", 138357544)
+    # ported from the SSD repository (amdegroot/ssd.pytorch) for detection backbones: no
+    # classifier categories, and inputs scaled to [0, 255] minus the Caffe means
+    IMAGENET1K_FEATURES = Weights(
+        _URL + "vgg16_features-amdegroot-88682ab5.pth",
+        partial(ImageClassification, crop_size=224, mean=(0.48235, 0.45882, 0.40784),
+                std=(1.0 / 255.0, 1.0 / 255.0, 1.0 / 255.0)),
+        {"min_size": (32, 32), "categories": None, "num_params": 138357544})
+    DEFAULT = IMAGENET1K_V1
+
+
+class VGG16_BN_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _entry("vgg16_bn-6c64b313.pth", 138365992)
+    DEFAULT = IMAGENET1K_V1
+
+
+class VGG19_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _entry("vgg19-dcbb9e9d.pth", 143667240)
+    DEFAULT = IMAGENET1K_V1
+
+
+class VGG19_BN_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _entry("vgg19_bn-c79401a0.pth", 143678248)
     DEFAULT = IMAGENET1K_V1
 
 
@@ -96,3 +156,39 @@ def vgg11(*, weights=None, progress=True, **kwargs):
 def vgg11_bn(*, weights=None, progress=True, **kwargs):
     """VGG-11 with batch normalization. ``weights``: None, or a local state_dict file / dict."""
     return _vgg("A", True, weights, VGG11_BN_Weights, progress, kwargs)
+
+
+@_register
+def vgg13(*, weights=None, progress=True, **kwargs):
+    """VGG-13. ``weights``: None, or a local state_dict file / dict to load."""
+    return _vgg("B", False, weights, VGG13_Weights, progress, kwargs)
+
+
+@_register
+def vgg13_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-13 with batch normalization. ``weights``: None, or a local state_dict file / dict."""
+    return _vgg("B", True, weights, VGG13_BN_Weights, progress, kwargs)
+
+
+@_register
+def vgg16(*, weights=None, progress=True, **kwargs):
+    """VGG-16. ``weights``: None, or a local state_dict file / dict to load."""
+    return _vgg("D", False, weights, VGG16_Weights, progress, kwargs)
+
+
+@_register
+def vgg16_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-16 with batch normalization. ``weights``: None, or a local state_dict file / dict."""
+    return _vgg("D", True, weights, VGG16_BN_Weights, progress, kwargs)
+
+
+@_register
+def vgg19(*, weights=None, progress=True, **kwargs):
+    """VGG-19. ``weights``: None, or a local state_dict file / dict to load."""
+    return _vgg("E", False, weights, VGG19_Weights, progress, kwargs)
+
+
+@_register
+def vgg19_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-19 with batch normalization. ``weights``: None, or a local state_dict file / dict."""
+    return _vgg("E", True, weights, VGG19_BN_Weights, progress, kwargs)

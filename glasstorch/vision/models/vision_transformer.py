@@ -7,7 +7,16 @@ from functools import partial
 from typing import NamedTuple
 
 from ... import cat, empty, nn, zeros
-from ._api import Weights, WeightsEnum, _load_weights, _register, _resolve_weights
+from ..transforms._presets import ImageClassification
+from ..transforms.functional import InterpolationMode
+from ._api import (
+    IMAGENET1K_CATEGORIES,
+    Weights,
+    WeightsEnum,
+    _load_weights,
+    _register,
+    _resolve_weights,
+)
 from ._layers import MLP, Conv2dNormActivation
 
 __all__ = ["VisionTransformer", "ViT_B_16_Weights", "vit_b_16"]
@@ -197,16 +206,24 @@ class VisionTransformer(nn.Module):
         return self.heads(x[:, 0])
 
 
+_IMAGENET = {"categories": IMAGENET1K_CATEGORIES}
+
+
 class ViT_B_16_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights("https://download.pytorch.org/models/vit_b_16-c867db91.pth",
-                            {"min_size": (224, 224), "num_classes": 1000,
-                             "num_params": 86567656})
+    IMAGENET1K_V1 = Weights(
+        "https://download.pytorch.org/models/vit_b_16-c867db91.pth",
+        partial(ImageClassification, crop_size=224),
+        {**_IMAGENET, "min_size": (224, 224), "num_params": 86567656})
     IMAGENET1K_SWAG_E2E_V1 = Weights(
         "https://download.pytorch.org/models/vit_b_16_swag-9ac1b537.pth",
-        {"min_size": (384, 384), "num_classes": 1000, "num_params": 86859496})
+        partial(ImageClassification, crop_size=384, resize_size=384,
+                interpolation=InterpolationMode.BICUBIC),
+        {**_IMAGENET, "min_size": (384, 384), "num_params": 86859496})
     IMAGENET1K_SWAG_LINEAR_V1 = Weights(
         "https://download.pytorch.org/models/vit_b_16_lc_swag-4e70ced5.pth",
-        {"min_size": (224, 224), "num_classes": 1000, "num_params": 86567656})
+        partial(ImageClassification, crop_size=224, resize_size=224,
+                interpolation=InterpolationMode.BICUBIC),
+        {**_IMAGENET, "min_size": (224, 224), "num_params": 86567656})
     DEFAULT = IMAGENET1K_V1
 
 
