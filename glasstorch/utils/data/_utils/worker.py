@@ -208,6 +208,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
     from ..dataloader import _DatasetKind
     parent_alive = True
     try:
+        glasstorch.set_num_threads(1)  # as torch: workers leave the cores to each other
         seed = base_seed + worker_id
         random.seed(seed)
         glasstorch.manual_seed(seed)
