@@ -288,18 +288,18 @@ def _ops():
     return glasstorch
 
 
-def _lstm_step(xi, h, c, w_hh, w_hr):
-    gates = xi + h.matmul(w_hh.t())
+def _lstm_step(xi, h, c, w_hh_t, w_hr_t):
+    gates = xi + h.matmul(w_hh_t)
     i, f, g, o = gates.chunk(4, 1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h = o.sigmoid() * c.tanh()
-    if w_hr is not None:
-        h = h.matmul(w_hr.t())
+    if w_hr_t is not None:
+        h = h.matmul(w_hr_t)
     return h, c
 
 
-def _gru_step(xi, h, w_hh, b_hh):
-    gh = h.matmul(w_hh.t())
+def _gru_step(xi, h, w_hh_t, b_hh):
+    gh = h.matmul(w_hh_t)
     if b_hh is not None:
         gh = gh + b_hh
     xr, xz, xn = xi.chunk(3, 1)
@@ -310,8 +310,8 @@ def _gru_step(xi, h, w_hh, b_hh):
     return n + z * (h - n)
 
 
-def _rnn_step(xi, h, w_hh, relu):
-    pre = xi + h.matmul(w_hh.t())
+def _rnn_step(xi, h, w_hh_t, relu):
+    pre = xi + h.matmul(w_hh_t)
     return _ops().relu(pre) if relu else pre.tanh()
 
 
@@ -332,6 +332,9 @@ def _run_direction(mode, data, sizes, h0, c0, weights, reverse):
     gt = _ops()
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     xproj = _input_projection(mode, data, w_ih, b_ih, b_hh)
+    # transposed once: the steps' weight gradients are summed before one TBackward0
+    w_hh_t = w_hh.t()
+    w_hr_t = w_hr.t() if w_hr is not None else None
     T = len(sizes)
     # one split node: its backward concatenates the steps' gradients once, where a slice
     # per step would sum T full-size gradient buffers (quadratic in T)
@@ -365,11 +368,11 @@ def _run_direction(mode, data, sizes, h0, c0, weights, reverse):
                 c = gt.cat([c, c0[n:b]], 0)
         xi = xsteps[t]
         if lstm:
-            h, c = _lstm_step(xi, h, c, w_hh, w_hr)
+            h, c = _lstm_step(xi, h, c, w_hh_t, w_hr_t)
         elif gru:
-            h = _gru_step(xi, h, w_hh, b_hh)
+            h = _gru_step(xi, h, w_hh_t, b_hh)
         else:
-            h = _rnn_step(xi, h, w_hh, relu)
+            h = _rnn_step(xi, h, w_hh_t, relu)
         outs[t] = h
     if not reverse and done_h:
         h = gt.cat([h] + done_h[::-1], 0)

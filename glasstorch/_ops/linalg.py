@@ -258,10 +258,32 @@ def _scale(g, s):
     return g if s == 1 else g * (s.conjugate() if isinstance(s, complex) else s)
 
 
+def _column_major(t):
+    """A matrix stored as the transpose of a contiguous one (``W.t()`` in F.linear)."""
+    a = t._data
+    return a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
+
+
+def _mm_grad_mat1(grad, mat1, mat2):
+    """grad @ mat2^H, produced in mat1's layout when mat1 is column-major (as torch), so
+    a transposed parameter's gradient arrives contiguous through its TBackward0."""
+    if _column_major(mat1):
+        return mm(_conj(mat2), grad.t()).t()
+    return mm(grad, _h(mat2))
+
+
+def _mm_grad_mat2(grad, mat1, mat2):
+    """mat1^H @ grad, in mat2's layout when mat2 is column-major (F.linear's weight)."""
+    if _column_major(mat2):
+        return mm(grad.t(), _conj(mat1)).t()
+    return mm(_h(mat1), grad)
+
+
 class MmBackward0(Node):
     def backward(self, grad):
-        gs = mm(grad, _h(self._saved_mat2)) if _wants(self, 0) else None
-        gm = mm(_h(self._saved_self), grad) if _wants(self, 1) else None
+        mat1, mat2 = self._saved_self, self._saved_mat2
+        gs = _mm_grad_mat1(grad, mat1, mat2) if _wants(self, 0) else None
+        gm = _mm_grad_mat2(grad, mat1, mat2) if _wants(self, 1) else None
         return gs, gm
 
 
@@ -471,9 +493,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 class AddmmBackward0(Node):
     def backward(self, grad):
         alpha = self._saved_alpha
+        mat1, mat2 = self._saved_mat1, self._saved_mat2
         gi = _scale(grad, self._saved_beta) if _wants(self, 0) else None
-        g1 = _scale(mm(grad, _h(self._saved_mat2)), alpha) if _wants(self, 1) else None
-        g2 = _scale(mm(_h(self._saved_mat1), grad), alpha) if _wants(self, 2) else None
+        g1 = _scale(_mm_grad_mat1(grad, mat1, mat2), alpha) if _wants(self, 1) else None
+        g2 = _scale(_mm_grad_mat2(grad, mat1, mat2), alpha) if _wants(self, 2) else None
         return gi, g1, g2
 
 

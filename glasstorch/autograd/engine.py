@@ -14,7 +14,7 @@ import warnings
 from sys import getrefcount as _getrefcount
 
 from .._core import dtype as _dt
-from .._tensor import Tensor, strided
+from .._tensor import Tensor, _wrap, strided
 from .grad_mode import _state, no_grad
 from .graph import AccumulateGrad, Node, edge_of
 
@@ -47,8 +47,17 @@ def _expandable(shape, to):
     return True
 
 
+def _sum_grads(a, b, create_graph):
+    """Two gradients for one input: NumPy's sum of the arrays when they are plain dense
+    tensors of one dtype, else (create_graph, sparse, subclasses) the recorded ``+``."""
+    if create_graph or type(a) is not Tensor or type(b) is not Tensor or \
+            a._data.dtype != b._data.dtype:
+        return a + b
+    return _wrap(a._data + b._data)
+
+
 def _num_outputs(node):
-    meta = node.__dict__.get("_output_meta")
+    meta = node._output_meta
     return 1 if meta is None else len(meta)
 
 
@@ -141,13 +150,13 @@ def _check_nan(node, grads):
 
 
 def _apply_tensor_hooks(node, nr, grad):
-    hooks = node.__dict__.get("_tensor_hooks")
+    hooks = node._tensor_hooks
     if hooks and nr in hooks:
         for hook in list(hooks[nr].values()):
             res = hook(grad)
             if res is not None:
                 grad = res
-    retained = node.__dict__.get("_retained")
+    retained = node._retained
     if retained and nr in retained:
         t = retained[nr]()
         if t is not None:
@@ -157,30 +166,87 @@ def _apply_tensor_hooks(node, nr, grad):
 
 
 # References to the incoming gradient when nothing else holds it: the engine's buffer
-# list, _accumulate's and _stealable's parameters, getrefcount's argument.
+# list, _accumulate's and _stolen's parameters, getrefcount's argument.
 _STEAL_TENSOR_REFS = 4
 _STEAL_ARRAY_REFS = 3   # the tensor's slot, the local, getrefcount's argument
+# When the gradient is a view of a dead intermediate (a transposed GEMM result passed back
+# through TBackward0, a summed bias gradient viewed to the bias's shape), the owner tensor's
+# references: the view's _base slot, _stolen's local, the helper's parameter, getrefcount's
+# argument; its array's: the owner's slot, the view's .base, the local, the argument.
+_STEAL_OWNER_REFS = 4
+_STEAL_OWNER_ARRAY_REFS = 4
 # Reference counts mean this only on the CPython versions it was checked on; elsewhere
 # (free-threaded or newer interpreters that borrow references) always copy.
 _CAN_STEAL = (sys.implementation.name == "cpython" and (3, 10) <= sys.version_info[:2] <= (3, 13)
               and getattr(sys, "_is_gil_enabled", lambda: True)() is not False)
 
 
-def _stealable(grad, leaf):
-    """Whether a leaf's first gradient can be the incoming tensor itself (as torch's
-    AccumulateGrad steals it): nothing else references the tensor or its array, the
-    array owns its memory, and its layout matches the leaf's. Any unknown holder only
-    raises the counts, so the test errs on the side of copying."""
-    if not _CAN_STEAL or type(grad) is not Tensor or grad.grad_fn is not None or \
-            grad._base is not None or \
-            grad._version_counter is not None or grad._requires_grad or grad.__dict__:
-        return False
+def _plain(t):
+    """A bare Tensor with no history or extra attributes."""
+    return (type(t) is Tensor and t.grad_fn is None and not t._requires_grad and
+            not t.__dict__)
+
+
+def _stolen(grad, leaf):
+    """The incoming gradient when it can become a leaf's first ``.grad`` without a copy
+    (as torch's AccumulateGrad steals it), else None: nothing else references it or its
+    memory, and its layout matches the leaf's. A view of a dead intermediate that covers
+    all its memory is detached from it and kept. Any unknown holder only raises the
+    counts, so the test errs on the side of copying."""
+    if not _CAN_STEAL or not _plain(grad):
+        return None
     arr = grad._data
     ld = leaf._data
-    return (arr.base is None and arr.dtype == ld.dtype and arr.shape == ld.shape and
-            arr.strides == ld.strides and arr.flags.writeable and
-            _getrefcount(arr) <= _STEAL_ARRAY_REFS and
-            _getrefcount(grad) <= _STEAL_TENSOR_REFS)
+    if not (arr.dtype == ld.dtype and arr.shape == ld.shape and arr.strides == ld.strides and
+            arr.flags.writeable and _getrefcount(arr) <= _STEAL_ARRAY_REFS and
+            _getrefcount(grad) <= _STEAL_TENSOR_REFS):
+        return None
+    owner = grad._base
+    if owner is None:
+        return grad if arr.base is None and grad._version_counter is None else None
+    if not _whole_view_of_dead(arr, owner):
+        return None
+    grad._base = grad._version_counter = None  # the owner dies with this reference
+    return grad
+
+
+def _whole_view_of_dead(arr, owner):
+    """Whether dense ``arr`` spans all of ``owner``'s memory and ``owner`` is referenced
+    only by the gradient's ``_base`` slot."""
+    own = owner._data
+    return (_plain(owner) and owner._base is None and arr.base is own and own.base is None and
+            own.ctypes.data == arr.ctypes.data and own.nbytes == arr.nbytes and _dense(arr) and
+            _getrefcount(owner) <= _STEAL_OWNER_REFS and
+            _getrefcount(own) <= _STEAL_OWNER_ARRAY_REFS)
+
+
+def _copy_in_leaf_layout(grad, leaf):
+    """``grad`` copied with the leaf's strides when the leaf is dense, else contiguous
+    (torch's layout contract for ``.grad``); under create_graph the copy is recorded
+    (CopyBackwards, as torch)."""
+    ops = _ops()
+    if grad.layout is not strided or leaf.layout is not strided:
+        return grad.clone()
+    stride = leaf.stride() if _dense(leaf._data) else None
+    if stride is None:
+        fresh = ops.empty(leaf.shape, dtype=leaf.dtype)
+    else:
+        fresh = ops.empty_strided(leaf.shape, stride, dtype=leaf.dtype)
+    return fresh.copy_(grad)
+
+
+def _dense(a):
+    """Non-overlapping and dense: some order of the dims makes the strides compact."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for size, stride in sorted(zip(a.shape, a.strides), key=lambda p: p[1]):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _add_into_grad(leaf, grad):
@@ -196,12 +262,11 @@ def _add_into_grad(leaf, grad):
 def _accumulate(node, grad, create_graph):
     leaf = node.variable
     if leaf._grad is None:
-        if create_graph:
-            leaf._grad = grad.clone()
-        elif _stealable(grad, leaf):
-            leaf._grad = grad  # no copy: nothing else can see this tensor
+        stolen = None if create_graph else _stolen(grad, leaf)
+        if stolen is not None:
+            leaf._grad = stolen  # no copy: nothing else can see this memory
         else:
-            leaf._grad = grad.detach().clone()
+            leaf._grad = _copy_in_leaf_layout(grad, leaf)
     elif create_graph:
         leaf._grad = leaf._grad + grad
     elif grad.layout is strided or leaf._grad.layout is not strided:
@@ -273,8 +338,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             grads = buffers.pop(node, None)
             outs = ()
             if grads is not None:
-                nd = node.__dict__
-                if "_tensor_hooks" in nd or "_retained" in nd:
+                if node._tensor_hooks is not None or node._retained is not None:
                     grads = [g if g is None else _apply_tensor_hooks(node, nr, g)
                              for nr, g in enumerate(grads)]
                 if targets is not None:
@@ -282,19 +346,28 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                         for k in targets.get((node, nr), ()):
                             results[k] = g
                 if needed is None or node in needed:
-                    outs = _run_node(node, grads, create_graph, capture, retain_graph,
-                                     targets is None or (node, 0) in targets)
-            for i, (nx, nr) in enumerate(node.next_functions):
+                    if isinstance(node, AccumulateGrad):
+                        if not capture and grads[0] is not None and (
+                                targets is None or (node, 0) in targets):
+                            _accumulate(node, grads[0], create_graph)
+                    elif grads.count(None) != len(grads):
+                        if node._output_meta is not None and node._materialize_grads:
+                            grads = _zeros_for_missing(node, grads)
+                        outs = _call_node(node, grads)
+                        if not retain_graph:
+                            node.release_saved()
+            edges = node.next_functions
+            if len(outs) != len(edges):  # the node did not run (or a hook dropped some)
+                outs = tuple(outs[:len(edges)]) + (None,) * (len(edges) - len(outs))
+            for (nx, nr), g in zip(edges, outs):
                 if nx is None:
                     continue
-                if i < len(outs):
-                    g = outs[i]
-                    if g is not None:
-                        buf = buffers.get(nx)
-                        if buf is None:
-                            meta = nx.__dict__.get("_output_meta")
-                            buf = buffers[nx] = [None] if meta is None else [None] * len(meta)
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                if g is not None:
+                    buf = buffers.get(nx)
+                    if buf is None:
+                        meta = nx._output_meta
+                        buf = buffers[nx] = [None] if meta is None else [None] * len(meta)
+                    buf[nr] = g if buf[nr] is None else _sum_grads(buf[nr], g, create_graph)
                 left = deps[nx] - 1
                 deps[nx] = left
                 if left == 0:
@@ -313,23 +386,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     return None
 
 
-def _run_node(node, grads, create_graph, capture, retain_graph, accumulate_here):
-    """Execute one node on its summed input gradients; return gradients for its edges."""
-    if isinstance(node, AccumulateGrad):
-        if not capture and accumulate_here and grads[0] is not None:
-            _accumulate(node, grads[0], create_graph)
-        return ()
-    if grads.count(None) == len(grads):
-        return ()
-    meta = node.__dict__.get("_output_meta")
-    if meta is not None and node.__dict__.get("_materialize_grads", True):
-        # multi-output nodes see zeros for outputs that got no gradient
-        grads = [g if g is not None or m[1] is None else
-                 _ops().zeros(m[0], dtype=_dt._by_np[m[1]]) for g, m in zip(grads, meta)]
-    outs = _call_node(node, grads)
-    if not retain_graph:
-        node.release_saved()
-    return outs
+def _zeros_for_missing(node, grads):
+    """A multi-output node sees zeros for the outputs that got no gradient."""
+    return [g if g is not None or m[1] is None else
+            _ops().zeros(m[0], dtype=_dt._by_np[m[1]]) for g, m in zip(grads, node._output_meta)]
 
 
 def _needed_nodes(nodes, targets):

@@ -121,11 +121,16 @@ class Node:
     # engine then refuses to differentiate their results a second time.
     once_differentiable = False
 
-    # Rarely set, so they live in the instance __dict__ only when used.
+    # Rarely set, so they live in the instance __dict__ only when used (reading a class
+    # default keeps the engine from materialising an empty __dict__ on every node).
     _pre_hooks = None
     _hooks = None
     _released = False
     _anomaly_trace = None
+    _output_meta = None       # multi-output nodes: ((shape, dtype) per output)
+    _tensor_hooks = None      # {output_nr: {id: hook}} from Tensor.register_hook
+    _retained = None          # {output_nr: weakref} from Tensor.retain_grad
+    _materialize_grads = True
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
@@ -151,9 +156,12 @@ class Node:
             saved = object.__getattribute__(self, "_saved")
             key = name[7:]
             if saved is not None and key in saved:
+                cls = type(self)
+                if name not in cls.__dict__:  # later reads skip the failed lookup
+                    setattr(cls, name, _SavedField(key))
                 value = saved[key]
                 return value.unpack(self) if isinstance(value, SavedTensor) else value
-            if self._released and saved is not None:
+            if saved is not None and _freed(saved):
                 raise RuntimeError("Trying to backward through the graph a second time (or "
                                    "directly access saved tensors after they have already "
                                    "been freed).")
@@ -182,11 +190,42 @@ class Node:
     def release_saved(self):
         """Free the tensors saved for backward (the engine does this after a backward without
         ``retain_graph``); a second backward through the node then raises."""
-        if self._saved:
-            for v in self._saved.values():
+        saved = self._saved
+        if saved:
+            for v in saved.values():
                 if isinstance(v, SavedTensor):
                     v.release()
-        self._released = True
+
+
+def _freed(saved):
+    """Whether backward already released the tensors in a node's ``_saved``."""
+    return any(isinstance(v, SavedTensor) and v._tensor is None and v._packed is None
+               for v in saved.values())
+
+
+class _SavedField:
+    """``node._saved_<key>`` as a class attribute, installed on a node class the first time
+    one of its nodes is asked for it: reads then find it directly instead of failing the
+    normal lookup first (which raises and formats an AttributeError before __getattr__ runs)."""
+
+    __slots__ = ("key", "name")
+
+    def __init__(self, key):
+        self.key = key
+        self.name = "_saved_" + key
+
+    def __get__(self, node, cls=None):
+        if node is None:
+            return self
+        saved = node._saved
+        if saved is not None:
+            value = saved.get(self.key, _MISSING)
+            if value is not _MISSING:
+                return value.unpack(node) if isinstance(value, SavedTensor) else value
+        return node.__getattr__(self.name)  # not saved by this node: __getattr__'s answer
+
+
+_MISSING = object()
 
 
 class _RemovableHandle:
@@ -294,9 +333,11 @@ def record(outputs, node_cls, inputs, **saved):
             outputs.grad_fn = node
             outputs._requires_grad = True
     if saved:
-        hooks = _state.saved_tensor_hooks
+        hooks = None  # read once, and only when a tensor is saved
         for k, v in saved.items():
             if isinstance(v, Tensor):
+                if hooks is None:
+                    hooks = _state.saved_tensor_hooks
                 is_output = v is outputs or (outs is not None and any(v is o for o in outs))
                 saved[k] = SavedTensor(v, is_output, hooks)
         node._saved = saved
