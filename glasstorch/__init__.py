@@ -73,3 +73,14 @@ cuda.amp = _device_amp.cuda_amp
 _sys.modules[__name__ + ".cuda.amp"] = cuda.amp
 
 __version__ = version.__version__
+
+# Submodules torch imports with the package but that few programs use: imported on first
+# attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.
+_LAZY_SUBMODULES = frozenset()
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
