@@ -25,6 +25,7 @@ import os
 import pickle
 import struct
 import tempfile
+import types
 import typing
 import uuid
 import zipfile
@@ -553,7 +554,8 @@ def save(obj: object, f: str | os.PathLike | typing.IO[bytes], pickle_module=Non
     """Write ``obj`` in PyTorch's checkpoint format to a path or binary file object.
 
     A path is written through a temporary file in the same directory that is synced and
-    then atomically renamed, so the target is always either the old or the new file.
+    then atomically renamed, so the target is always either the old or the new file. The
+    temporaries of killed saves of the same path are removed by the next save or load.
     """
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("glasstorch.save supports only the standard pickle module")
@@ -576,9 +578,49 @@ def save(obj: object, f: str | os.PathLike | typing.IO[bytes], pickle_module=Non
             f.flush()
 
 
+def _temporary_prefix(path):
+    """Temporaries are hidden and named after the target, then the writing process's id:
+    ``.ckpt.pt.<pid>.<random>.tmp``."""
+    return f".{os.path.basename(path)}."
+
+
+def _remove_stale_temporaries(path):
+    """Delete the temporaries a killed save of ``path`` left behind: those whose writing
+    process no longer exists (a live process's save in progress is never touched). Only
+    this machine's processes can be told apart, so on a shared network directory a
+    temporary of another host's live save may look stale; its save then fails cleanly."""
+    if os.name != "posix":  # os.kill(pid, 0) is a probe only on POSIX
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    prefix = _temporary_prefix(path)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid = name[len(prefix):].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _process_alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, name))
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def _atomic_write(path, write):
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
+    _remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{_temporary_prefix(path)}{os.getpid()}.",
                                suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -614,7 +656,11 @@ def _refuse(module, name):
         f"weights_only=False (which can run arbitrary code).")
 
 
-class _Unpickler(pickle.Unpickler):
+class _Unpickler(pickle._Unpickler):
+    """The pure-Python unpickler, whose opcodes can be overridden: under weights_only, BUILD
+    (setting an object's state) applies only to objects of the kinds torch allows, so a file
+    can never change a class, a function, a dtype or any other process-wide object."""
+
     def __init__(self, file, storages, weights_only, **kwargs):
         super().__init__(file, **kwargs)
         self._storages = storages
@@ -630,21 +676,64 @@ class _Unpickler(pickle.Unpickler):
         if self._weights_only:
             _refuse(module, name)
         if module == "torch" or module.startswith("torch."):
-            return _torch_global(module, name)
+            return _torch_global(module, name, dotted=self.proto >= 4)
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
         return self._storages(pid, self._weights_only)
 
+    def _load_build(self):
+        if not self._weights_only:
+            return pickle._Unpickler.load_build(self)
+        state = self.stack.pop()
+        inst = self.stack[-1]
+        cls = type(inst)
+        if cls is collections.OrderedDict:
+            if type(state) is not dict:
+                raise pickle.UnpicklingError("OrderedDict state must be a dict")
+            inst.__dict__.update(state)  # a state_dict's _metadata
+        elif cls in _buildable_types():
+            setstate = getattr(inst, "__setstate__", None)
+            if setstate is not None:
+                setstate(state)
+                return
+            slots = None
+            if type(state) is tuple and len(state) == 2:
+                state, slots = state
+            if state:
+                inst.__dict__.update(state)
+            if slots:
+                for k, v in slots.items():
+                    setattr(inst, k, v)
+        else:
+            raise pickle.UnpicklingError(
+                f"Weights only load failed: can only build Tensor, Parameter, OrderedDict or "
+                f"types allowlisted via add_safe_globals, but got {cls}")
 
-def _torch_global(module, name):
-    """A torch name in a full (weights_only=False) pickle: its glasstorch counterpart."""
+    dispatch = dict(pickle._Unpickler.dispatch)
+    dispatch[pickle.BUILD[0]] = _load_build
+
+
+def _buildable_types():
+    """Classes whose new instances a weights_only load may give state: the allow-listed
+    classes (a class object itself, a function or a dtype is an instance of none of them)."""
+    return {obj for obj in (*_SAFE.values(), *_user_safe.values())
+            if isinstance(obj, type) and obj is not collections.OrderedDict}
+
+
+def _torch_global(module, name, dotted):
+    """A torch name in a full (weights_only=False) pickle: its glasstorch counterpart. As in
+    pickle itself, a dotted name is walked only in protocol >= 4 pickles, and never into a
+    module outside glasstorch (``torch.serialization.os.system`` is not a torch name)."""
     import importlib
     gmodule = "glasstorch" + module[len("torch"):]
     try:
         obj = importlib.import_module(gmodule)
-        for part in name.split("."):
+        parts = name.split(".") if dotted else [name]
+        for part in parts:
             obj = getattr(obj, part)
+            if isinstance(obj, types.ModuleType) and not obj.__name__.startswith("glasstorch"):
+                raise AttributeError(part)
         return obj
     except (ImportError, AttributeError):
         raise pickle.UnpicklingError(
@@ -723,6 +812,7 @@ def load(f: str | os.PathLike | typing.IO[bytes], map_location=None, pickle_modu
     with contextlib.ExitStack() as stack:
         if _open_path(f):
             fh = stack.enter_context(open(f, "rb"))
+            _remove_stale_temporaries(os.fspath(f))
         else:
             fh = f
         start = fh.tell() if hasattr(fh, "tell") else 0
@@ -843,7 +933,8 @@ def _unpickle(fileobj, storages, weights_only, pickle_args):
         return up.load()
     except pickle.UnpicklingError:
         raise
-    except (EOFError, struct.error, KeyError, IndexError, ValueError, TypeError) as e:
+    except (EOFError, struct.error, KeyError, IndexError, ValueError, TypeError,
+            AttributeError) as e:
         if weights_only or isinstance(e, (EOFError, struct.error)):
             raise pickle.UnpicklingError(
                 f"the checkpoint's pickle data is truncated or corrupted "
