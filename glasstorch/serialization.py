@@ -834,6 +834,12 @@ def _load_zip(fh, f, locations, weights_only, use_mmap, pickle_args):
     try:
         zf = zipfile.ZipFile(fh)
         infos = {i.filename: i for i in zf.infolist()}
+        if len(infos) != len(zf.infolist()):
+            names = [i.filename for i in zf.infolist()]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise RuntimeError(f"PytorchStreamReader failed: the archive holds {twice} more "
+                               f"than once; readers disagree on which copy counts, so the "
+                               f"checkpoint is refused")
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
         raise RuntimeError(f"PytorchStreamReader failed reading zip archive: {e}. The "
                            f"checkpoint is truncated or corrupted.") from None
@@ -842,6 +848,10 @@ def _load_zip(fh, f, locations, weights_only, use_mmap, pickle_args):
         raise RuntimeError("PytorchStreamReader failed locating file data.pkl: the zip "
                            "archive is not a PyTorch checkpoint")
     prefix = pkl[0][:-len("data.pkl")]
+    for name in infos:  # as torch: one folder holds everything (no ../ or absolute names)
+        if not name.startswith(prefix) or ".." in name.split("/"):
+            raise RuntimeError(f"PytorchStreamReader failed: file in archive is not in a "
+                               f"subdirectory {prefix}: {name}")
     order = infos.get(prefix + "byteorder")
     swap = order is not None and zf.read(order).strip() == b"big"
     try:
@@ -860,8 +870,19 @@ def _load_zip(fh, f, locations, weights_only, use_mmap, pickle_args):
         if info is None:
             raise RuntimeError(f"PytorchStreamReader failed locating file data/{key}: the "
                                f"checkpoint is missing a storage record")
+        if info.file_size != nbytes:  # from the zip directory, before reading anything
+            raise RuntimeError(f"record size ({info.file_size} bytes) does not match expected "
+                               f"size ({nbytes} bytes) of storage data/{key}; the checkpoint "
+                               f"is corrupted")
         if info.compress_type != zipfile.ZIP_STORED:
-            arr = xp.frombuffer(bytearray(zf.read(info)), _U8)
+            # streamed, and never past the declared size however far the data would inflate
+            with zf.open(info) as member:
+                data = member.read(nbytes + 1)
+            if len(data) != nbytes:
+                raise RuntimeError(f"record data/{key} inflates to a size other than the "
+                                   f"{nbytes} bytes its directory entry declares; the "
+                                   f"checkpoint is corrupted")
+            arr = xp.frombuffer(bytearray(data), _U8)
         else:
             fh.seek(info.header_offset)
             head = fh.read(30)
@@ -882,9 +903,6 @@ def _load_zip(fh, f, locations, weights_only, use_mmap, pickle_args):
                 if _read_into(fh, arr) != info.file_size:
                     raise RuntimeError(f"unexpected EOF reading data/{key}; the checkpoint "
                                        f"is truncated")
-        if arr.nbytes < nbytes:
-            raise RuntimeError(f"storage record data/{key} holds {arr.nbytes} bytes, "
-                               f"{nbytes} expected; the checkpoint is corrupted")
         return arr
 
     def storages(pid, _weights_only):
