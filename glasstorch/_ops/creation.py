@@ -288,10 +288,13 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
+    for bound in (start, end):
+        if not math.isfinite(bound):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = _dt._default[0] if is_float else _dt.int64
@@ -316,11 +319,24 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     return _finish(arr, requires_grad)
 
 
+def _steps_arg(steps, name):
+    """``steps`` as an int, refusing floats and bools like torch (2.5 steps used to give
+    values past ``end``)."""
+    if isinstance(steps, Tensor) and steps.numel() == 1 and not steps.dtype.is_floating_point \
+            and steps.dtype is not _dt.bool_:
+        return int(steps.item())
+    if isinstance(steps, bool) or not isinstance(steps, (int, xp.integer)):
+        raise TypeError(f"{name}(): argument 'steps' (position 3) must be int, not "
+                        f"{type(steps).__name__}")
+    return int(steps)
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
     as_device(device)
     check_pin_memory(pin_memory, "linspace")
+    steps = _steps_arg(steps, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = _number(start), _number(end)
@@ -358,6 +374,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     """``base ** linspace(start, end, steps)``."""
     as_device(device)
     check_pin_memory(pin_memory, "logspace")
+    steps = _steps_arg(steps, "logspace")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dtype = _dtype_or_default(dtype)
     arr = xp.power(float(base), xp.linspace(_number(start), _number(end), steps))
     return _finish(arr.astype(dtype.np), requires_grad)

@@ -240,6 +240,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
     _not_differentiable(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+    if target.dtype is _dt.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if not target.dtype.is_floating_point and not target.dtype.is_complex:
+        # torch computes into a tensor of the target's dtype, which cannot take the loss
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_SHORT[target.dtype]}")
     x, y, dt = _float_operands(input, target, "binary_cross_entropy_with_logits")
     cd = x.dtype
     with xp.errstate(all="ignore"):
@@ -550,6 +557,9 @@ def _reduce_t(loss, reduction):
 def kl_div(input, target, reduction=0, log_target=False):
     """Pointwise KL divergence ``target * (log target - input)`` (input is log-probabilities)."""
     import glasstorch as gt
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or \
+            not (target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:

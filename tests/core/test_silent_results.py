@@ -1,0 +1,50 @@
+"""Calls that torch refuses and glasstorch used to answer with a number (issue: silent
+results). Each runs in both libraries: same exception type, same message gist."""
+
+import math
+
+import pytest
+
+import glasstorch as gt
+
+torch = pytest.importorskip("torch")
+
+CASES = {
+    "bce_logits_long": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
+        lib.zeros(3), lib.tensor([0, 1, 1])),
+    "bce_logits_long_2d": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
+        lib.zeros(2, 2), lib.tensor([[0, 1], [1, 0]])),
+    "bce_logits_int32": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
+        lib.zeros(2), lib.tensor([0, 1], dtype=lib.int32)),
+    "bce_logits_bool": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
+        lib.zeros(3), lib.tensor([True, False, True])),
+    "kl_div_long_target": lambda lib: lib.nn.functional.kl_div(
+        lib.zeros(3), lib.tensor([0, 1, 1]), reduction="sum"),
+    "kl_div_long_input": lambda lib: lib.nn.functional.kl_div(
+        lib.tensor([0, 1, 1]), lib.zeros(3), reduction="sum"),
+    "linspace_float_steps": lambda lib: lib.linspace(0, 1, 2.5),
+    "linspace_bool_steps": lambda lib: lib.linspace(0, 1, True),
+    "logspace_float_steps": lambda lib: lib.logspace(0, 1, 2.5),
+    "logspace_negative_steps": lambda lib: lib.logspace(0, 1, -1),
+    "arange_nan": lambda lib: lib.arange(0, math.nan),
+    "arange_inf": lambda lib: lib.arange(0, math.inf),
+    "arange_wrong_sign": lambda lib: lib.arange(0, 1, -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_refused_like_torch(name):
+    with pytest.raises(Exception) as theirs:
+        CASES[name](torch)
+    with pytest.raises(Exception) as ours:
+        CASES[name](gt)
+    assert type(ours.value) is type(theirs.value)
+    first_word = str(theirs.value).split()[0]  # names the function or the problem
+    assert first_word in str(ours.value), (str(ours.value), str(theirs.value))
+
+
+def test_valid_forms_still_work():
+    assert gt.linspace(0, 1, gt.tensor(3)).tolist() == [0.0, 0.5, 1.0]
+    loss = gt.nn.functional.binary_cross_entropy_with_logits(gt.zeros(2), gt.tensor([0., 1.]))
+    assert abs(loss.item() - math.log(2)) < 1e-6
+    assert gt.logspace(0, 2, 3).tolist() == [1.0, 10.0, 100.0]
