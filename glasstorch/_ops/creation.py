@@ -78,6 +78,7 @@ def _array_from_data(data, dtype=None):
     if isinstance(data, xp.ndarray):
         _dt.from_numpy_dtype(data.dtype)
         return data.copy() if dtype is None else data.astype(dtype.np)
+    _refuse_string_rows(data)
     if dtype is None:
         found = set()
         _leaf_dtypes(data, found)
@@ -94,6 +95,16 @@ def _array_from_data(data, dtype=None):
     except TypeError:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'") from None
     return arr
+
+
+def _refuse_string_rows(data):
+    """torch reads a string met as the first element of a sequence as one more dimension
+    (``tensor(['a'])``: ValueError); elsewhere it is an invalid element (TypeError)."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+        if isinstance(first, str):
+            raise ValueError("too many dimensions 'str'")
 
 
 def _unwrap_leaves(data):
@@ -183,34 +194,50 @@ def _dtype_or_default(dtype):
     return _dt._default[0] if dtype is None else dtype
 
 
-def _filled(fill, size, dtype, device, requires_grad):
+_INT64_MAX = (1 << 63) - 1
+
+
+def _filled(fill, size, dtype, device, requires_grad, name="empty"):
     as_device(device)
     shape = size_arg(size)
+    for i, s in enumerate(shape):
+        if s > _INT64_MAX:
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"Overflow when unpacking long long\"")
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(shape)}: {list(shape)}")
-    return _finish(fill(shape, dtype=_dtype_or_default(dtype).np), requires_grad)
+    np_dtype = _dtype_or_default(dtype).np
+    nbytes = math.prod(shape) * xp.dtype(np_dtype).itemsize
+    if nbytes > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    try:
+        arr = fill(shape, dtype=np_dtype)
+    except (MemoryError, ValueError) as e:  # NumPy: MemoryError, or ValueError past its limit
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           f"{nbytes} bytes ({type(e).__name__}: {e})") from None
+    return _finish(arr, requires_grad)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
     """A tensor of zeros of the given size."""
     check_pin_memory(pin_memory, "zeros")
-    return _filled(xp.zeros, size, dtype, device, requires_grad)
+    return _filled(xp.zeros, size, dtype, device, requires_grad, "zeros")
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """A tensor of ones of the given size."""
     check_pin_memory(pin_memory, "ones")
-    return _filled(xp.ones, size, dtype, device, requires_grad)
+    return _filled(xp.ones, size, dtype, device, requires_grad, "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     """An uninitialised tensor of the given size."""
     check_pin_memory(pin_memory, "empty")
-    return _filled(xp.empty, size, dtype, device, requires_grad)
+    return _filled(xp.empty, size, dtype, device, requires_grad, "empty")
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -222,7 +249,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
                                  else fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _filled(lambda shape, dtype: xp.full(shape, value, dtype=dtype),
-                   (size,), dtype, device, requires_grad)
+                   (size,), dtype, device, requires_grad, "full")
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,

@@ -1077,8 +1077,10 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
                            f"have the same scalar type")
     _check_source(a, s, d, idx, "index_add_()")
     res = _as_1d(a).copy()
-    if alpha != 1 and idx.size and (int(idx.min()) < 0 or int(idx.max()) >= res.shape[d]):
-        raise IndexError("index out of range in self")  # torch's alpha path reports this
+    if (alpha != 1 or a.ndim <= 1) and idx.size and (
+            int(idx.min()) < 0 or int(idx.max()) >= res.shape[d]):
+        # torch's kernels for 1-d self and for alpha != 1 report it so; the others below
+        raise IndexError("index out of range in self")
     idx = _bounds(idx, res.shape[d], d)
     s1 = _as_1d(s)
     if alpha != 1:

@@ -15,6 +15,7 @@ from .._tensor import _contiguous_strides, _strided_array
 from ..autograd.engine import sum_to
 from ..autograd.grad_mode import is_grad_enabled
 from ._common import (
+    _SHORT,
     Node,
     Tensor,
     needs_grad,
@@ -45,9 +46,10 @@ def _infer_size(shape, numel):
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    for s in shape:
+    for i, s in enumerate(shape):
         if s < -1:
-            raise RuntimeError(f"invalid shape dimension {s}")
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                               f"{list(shape)}")
     known = 1
     for s in shape:
         if s != -1:
@@ -135,10 +137,26 @@ class UnsafeViewBackward0(ViewBackward0):
 
 def _view_dtype(input, dtype):
     a = input._data
-    if dtype.itemsize != a.itemsize and a.ndim and input.stride(-1) != 1:
-        raise RuntimeError("self.stride(-1) must be 1 to view " + str(input.dtype) + " as " +
-                           str(dtype) + " (different element sizes), but got " +
-                           str(input.stride(-1)))
+    if dtype.itemsize != a.itemsize:
+        names = (_SHORT.get(input.dtype, str(input.dtype)), _SHORT.get(dtype, str(dtype)))
+        what = f"to view {names[0]} as {names[1]} (different element sizes)"
+        if not a.ndim:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if input.stride(-1) != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                               f"{input.stride(-1)}")
+        if dtype.itemsize > a.itemsize:
+            ratio = dtype.itemsize // a.itemsize
+            if a.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but "
+                                   f"got {a.shape[-1]}")
+            if input.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} "
+                                   f"{what}, but got {input.storage_offset()}")
+            for k, st in enumerate(input.stride()[:-1]):
+                if st % ratio:
+                    raise RuntimeError(f"self.stride({k}) must be divisible by {ratio} {what}, "
+                                       f"but got {st}")
     return view_of(input, a.view(dtype.np))
 
 
@@ -730,8 +748,9 @@ def movedim(input, source, destination):
                            f"({list(dst)} dims)")
     src = [wrap_dim(s, a.ndim) for s in src]
     dst = [wrap_dim(s, a.ndim) for s in dst]
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    for dims, which in ((src, "source"), (dst, "destination")):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{which}` ({dims})")
     perm = [None] * a.ndim
     for s_, d_ in zip(src, dst):
         perm[d_] = s_

@@ -48,3 +48,39 @@ def test_valid_forms_still_work():
     loss = gt.nn.functional.binary_cross_entropy_with_logits(gt.zeros(2), gt.tensor([0., 1.]))
     assert abs(loss.item() - math.log(2)) < 1e-6
     assert gt.logspace(0, 2, 3).tolist() == [1.0, 10.0, 100.0]
+
+
+ERRORS = {
+    "huge_allocation": lambda lib: lib.empty(2 ** 40),
+    "size_past_int64": lambda lib: lib.empty(2 ** 63),
+    "storage_size_overflow": lambda lib: lib.zeros(2 ** 62, 4),
+    "view_dtype_last_dim": lambda lib: lib.zeros(3).view(lib.int64),
+    "view_dtype_stride": lambda lib: lib.zeros(3, 6, dtype=lib.uint8)[:, :4].view(lib.int32),
+    "view_dtype_0d": lambda lib: lib.zeros(()).view(lib.float64),
+    "index_add_1d": lambda lib: lib.zeros(3).index_add_(0, lib.tensor([5]), lib.ones(1)),
+    "index_add_1d_negative": lambda lib: lib.zeros(3).index_add_(0, lib.tensor([-1]),
+                                                                 lib.ones(1)),
+    "index_add_2d": lambda lib: lib.zeros(3, 2).index_add_(0, lib.tensor([5]), lib.ones(1, 2)),
+    "index_add_2d_alpha": lambda lib: lib.zeros(3, 2).index_add_(0, lib.tensor([5]),
+                                                                 lib.ones(1, 2), alpha=2),
+    "index_select": lambda lib: lib.zeros(3).index_select(0, lib.tensor([5])),
+    "tensor_of_str_rows": lambda lib: lib.tensor(["a"]),
+    "tensor_of_mixed": lambda lib: lib.tensor([1, "a"]),
+    "view_negative": lambda lib: lib.zeros(6).view(-2, 3),
+    "movedim_repeated_source": lambda lib: lib.zeros(2, 3).movedim((0, 0), (1, 0)),
+    "movedim_repeated_destination": lambda lib: lib.zeros(2, 3).movedim((0, 1), (1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_error_type_and_message_like_torch(name):
+    with pytest.raises(Exception) as theirs:
+        ERRORS[name](torch)
+    with pytest.raises(Exception) as ours:
+        ERRORS[name](gt)
+    assert type(ours.value) is type(theirs.value)
+    # torch's message (without its C++ location prefix) starts ours
+    expected = str(theirs.value).split("\n")[0].split("] ")[-1].split(" (")[0]
+    if "you tried to allocate" in expected:
+        expected = expected.split("err == 0. ")[-1].split(" bytes")[0]
+    assert str(ours.value).startswith(expected[:60]), (str(ours.value), expected)
