@@ -118,13 +118,20 @@ def _reject_complex(a, name, err=NotImplementedError):
 
 # ----------------------------------------------------------------------------- sums
 
+def _add_reduce(arr, axes, keepdims, dtype):
+    """``xp.sum`` without its Python wrapper: NumPy's floating-point warnings (inf - inf)
+    are then raised from this module, where glasstorch's filter silences them as torch is
+    silent, instead of from NumPy's own code, where a user's warnings stay untouched."""
+    return xp.add.reduce(arr, axis=axes, keepdims=keepdims, dtype=dtype)
+
+
 @register()
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (all by default); bool and integers sum to int64."""
     a = _source(input, dtype)
     rdt = dtype or _int_to_long(input.dtype)
     axes = _axes(a, dim)
-    r = xp.sum(compute_array(a), axis=axes, keepdims=keepdim, dtype=compute_dtype(rdt))
+    r = _add_reduce(compute_array(a), axes, keepdim, compute_dtype(rdt))
     r = wrap(result_array(xp.asarray(r), rdt))
     if needs_grad(input):
         if dim is None:
@@ -223,8 +230,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if a.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
     rdt = dtype or _int_to_long(input.dtype)
-    r = xp.nansum(compute_array(a), axis=axes, keepdims=keepdim,
-                  dtype=compute_dtype(rdt))
+    c = compute_array(a)
+    r = _add_reduce(xp.where(xp.isnan(c), 0, c) if c.dtype.kind == "f" else c, axes, keepdim,
+                    compute_dtype(rdt))
     r = wrap(result_array(xp.asarray(r), rdt))
     if needs_grad(input):
         record(r, NansumBackward0, (input,), self=input, dim=_dims_saved(axes), keepdim=keepdim)
@@ -299,7 +307,7 @@ class ProdBackward1(Node):
 
 def _mean_array(a, axes, keepdim, rdt):
     """sum / count in the compute dtype (0/0 gives NaN for empty, like torch)."""
-    s = xp.sum(compute_array(a), axis=axes, keepdims=keepdim, dtype=compute_dtype(rdt))
+    s = _add_reduce(compute_array(a), axes, keepdim, compute_dtype(rdt))
     with xp.errstate(all="ignore"):
         return xp.asarray(s / _count(a, axes))
 
@@ -350,7 +358,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         return finish(nansum(input, dim, keepdim, dtype=dtype) / count, out)
     a = compute_array(_source(input, dtype))
     nan = xp.isnan(a)
-    s = xp.sum(xp.where(nan, 0, a), axis=axes, keepdims=keepdim, dtype=compute_dtype(rdt))
+    s = _add_reduce(xp.where(nan, 0, a), axes, keepdim, compute_dtype(rdt))
     n = xp.sum(~nan, axis=axes, keepdims=keepdim)
     with xp.errstate(all="ignore"):
         r = xp.asarray(s / n)

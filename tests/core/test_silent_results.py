@@ -84,3 +84,14 @@ def test_error_type_and_message_like_torch(name):
     if "you tried to allocate" in expected:
         expected = expected.split("err == 0. ")[-1].split(" bytes")[0]
     assert str(ours.value).startswith(expected[:60]), (str(ours.value), expected)
+
+
+def test_no_numpy_warning_escapes_where_torch_is_silent():
+    import warnings
+    t = gt.tensor([math.inf, -math.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for value in (t.sum(), t.mean(), t.nansum(), t.nanmean(), t.sum(0, keepdim=True)):
+            assert math.isnan(value.item())
+        gt.tensor([math.nan]).long()
+        gt.nn.functional.batch_norm(gt.zeros(0, 3), gt.zeros(3), gt.ones(3), training=True)
