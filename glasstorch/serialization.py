@@ -28,6 +28,7 @@ import tempfile
 import types
 import typing
 import uuid
+import warnings
 import zipfile
 
 from ._core import dtype as _dt
@@ -790,6 +791,30 @@ def _open_path(f):
     return isinstance(f, (str, os.PathLike))
 
 
+_TRUE = ("1", "y", "yes", "true")
+
+
+def _weights_only_from_environment(weights_only, pickle_module):
+    """torch's switches: ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` forces a restricted load always;
+    ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` lifts it only where the call did not choose."""
+    forced = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    lifted = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    if forced and lifted:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were "
+                           "set.")
+    if forced:
+        return True
+    if weights_only is None:
+        if lifted:
+            warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, "
+                          "since the `weights_only` argument was not explicitly passed to "
+                          "`torch.load`, forcing weights_only=False.", UserWarning, stacklevel=3)
+            return False
+        return pickle_module is None
+    return weights_only
+
+
 def load(f: str | os.PathLike | typing.IO[bytes], map_location=None, pickle_module=None, *,
          weights_only: bool | None = None, mmap: bool | None = None,
          **pickle_load_args) -> typing.Any:
@@ -798,8 +823,7 @@ def load(f: str | os.PathLike | typing.IO[bytes], map_location=None, pickle_modu
     ``weights_only`` (default True) admits only tensors, containers, primitive values and
     allow-listed globals; ``mmap=True`` maps storages from the file instead of reading them.
     """
-    if weights_only is None:
-        weights_only = pickle_module is None
+    weights_only = _weights_only_from_environment(weights_only, pickle_module)
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")
