@@ -19,7 +19,7 @@ __all__ = [
     "Tensor", "xp", "wrap", "view_of", "wrap_dim", "register", "register_inplace",
     "binary_operands", "to_array", "assign_inplace", "finish", "dims_arg", "broadcast_error",
     "float_result_dtype", "not_implemented_for", "compute_array", "compute_dtype",
-    "result_array", "size_arg", "Node", "needs_grad", "record", "rebase_history",
+    "result_array", "size_arg", "sizes_or_keyword", "Node", "needs_grad", "record", "rebase_history",
 ]
 
 wrap = _wrap
@@ -268,3 +268,13 @@ def size_arg(size):
                             f"{type(s).__name__}")
         out.append(int(s))
     return tuple(out)
+
+
+def sizes_or_keyword(args, value, fn, keyword="size"):
+    """The shape of ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))`` (torch's keyword for a
+    sizes vararg; ``shape`` for reshape, ``dims`` for permute)."""
+    if value is None:
+        return size_arg(args)
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{keyword}'")
+    return size_arg((value,))

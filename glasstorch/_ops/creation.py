@@ -8,7 +8,7 @@ import warnings
 
 from .._core import dtype as _dt
 from .._core.device import as_device
-from ._common import Tensor, register, size_arg, wrap, xp
+from ._common import Tensor, register, size_arg, sizes_or_keyword, wrap, xp
 from ._rounding import round_sum_once
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -219,25 +219,28 @@ def _filled(fill, size, dtype, device, requires_grad, name="empty"):
     return _finish(arr, requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
     """A tensor of zeros of the given size."""
     check_pin_memory(pin_memory, "zeros")
-    return _filled(xp.zeros, size, dtype, device, requires_grad, "zeros")
+    return _filled(xp.zeros, sizes_or_keyword(sizes, size, "zeros"), dtype, device,
+                   requires_grad, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """A tensor of ones of the given size."""
     check_pin_memory(pin_memory, "ones")
-    return _filled(xp.ones, size, dtype, device, requires_grad, "ones")
+    return _filled(xp.ones, sizes_or_keyword(sizes, size, "ones"), dtype, device,
+                   requires_grad, "ones")
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     """An uninitialised tensor of the given size."""
     check_pin_memory(pin_memory, "empty")
-    return _filled(xp.empty, size, dtype, device, requires_grad, "empty")
+    return _filled(xp.empty, sizes_or_keyword(sizes, size, "empty"), dtype, device,
+                   requires_grad, "empty")
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -427,12 +430,13 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def _new_filled(fill, name):
-    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False):
+    def method(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+               layout=None, pin_memory=False):
         """A new tensor of ``size`` (zeros, ones or uninitialized, as the method's name says) with
         this tensor's dtype unless ``dtype`` is given."""
         check_pin_memory(pin_memory, name)
-        return _filled(fill, size, dtype or self.dtype, device, requires_grad)
+        return _filled(fill, sizes_or_keyword(sizes, size, name), dtype or self.dtype, device,
+                       requires_grad, name)
     return method
 
 

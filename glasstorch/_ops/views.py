@@ -22,6 +22,7 @@ from ._common import (
     record,
     register,
     size_arg,
+    sizes_or_keyword,
     view_of,
     wrap,
     wrap_dim,
@@ -108,15 +109,17 @@ def _view_shape(input, shape):
 
 
 @register()
-def view(input, *shape):
+def view(input, *shape, size=None, dtype=None):
     """A view with a new shape (one dim may be -1); errors if the strides do not allow it.
 
     ``view(dtype)`` reinterprets the bytes as another dtype instead.
     """
     from .._core.dtype import dtype as _dtype_cls
+    if dtype is not None and not shape and size is None:
+        shape = (dtype,)
     if len(shape) == 1 and isinstance(shape[0], _dtype_cls):
         return _view_dtype(input, shape[0])
-    out = _view_shape(input, size_arg(shape))
+    out = _view_shape(input, sizes_or_keyword(shape, size, "view"))
     if out is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
@@ -167,9 +170,9 @@ def view_as(input, other):
 
 
 @register()
-def reshape(input, *shape):
+def reshape(input, *shapes, shape=None):
     """A view when the strides allow one, otherwise a contiguous copy."""
-    shape = size_arg(shape)
+    shape = sizes_or_keyword(shapes, shape, "reshape", "shape")
     out = _view_shape(input, shape)
     if out is None:  # like torch: a contiguous clone, then a view of it that owns its storage
         if _debug._on:
@@ -316,10 +319,10 @@ def adjoint(input):
 
 
 @register()
-def permute(input, *dims):
+def permute(input, *order, dims=None):
     """Reorder dims (a view)."""
     a = input._data
-    dims = size_arg(dims)
+    dims = sizes_or_keyword(order, dims, "permute", "dims")
     if len(dims) != a.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
@@ -348,10 +351,10 @@ class PermuteBackward0(Node):
 
 
 @register()
-def expand(input, *sizes):
+def expand(input, *sizes, size=None):
     """Broadcast to ``sizes`` without copying (-1 keeps a dim); expanded dims get stride 0."""
     a = input._data
-    sizes = size_arg(sizes)
+    sizes = sizes_or_keyword(sizes, size, "expand")
     if len(sizes) < a.ndim:
         raise RuntimeError(f"expand({input.type()}{{{list(a.shape)}}}, size={list(sizes)}): the "
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to "
@@ -611,8 +614,15 @@ class UnfoldBackwardBackward0(Node):
 
 
 @register()
-def split(input, split_size_or_sections, dim=0):
-    """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes."""
+def split(input, split_size_or_sections=None, dim=0, *, split_size=None):
+    """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes.
+    (``split_size`` is the name the Tensor method gives the first argument.)"""
+    if split_size is not None:
+        if split_size_or_sections is not None:
+            raise TypeError("split() got multiple values for argument 'split_size'")
+        split_size_or_sections = split_size
+    elif split_size_or_sections is None:
+        raise TypeError("split() missing 1 required positional argument: 'split_size'")
     a = input._data
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
