@@ -19,7 +19,8 @@ __all__ = [
     "Tensor", "xp", "wrap", "view_of", "wrap_dim", "register", "register_inplace",
     "binary_operands", "to_array", "assign_inplace", "finish", "dims_arg", "broadcast_error",
     "float_result_dtype", "not_implemented_for", "compute_array", "compute_dtype",
-    "result_array", "size_arg", "sizes_or_keyword", "Node", "needs_grad", "record", "rebase_history",
+    "result_array", "size_arg", "sizes_or_keyword", "Node", "needs_grad", "record",
+    "rebase_history",
 ]
 
 wrap = _wrap
