@@ -23,6 +23,11 @@ __all__ = []
 _NEG_INF = float("-inf")
 _F32 = _dt.float32
 
+# Set by glasstorch.nn.attention.sdpa_kernel while it disables the flash or the math kernel:
+# ``_backend_choice(fused, query, key, value, attn_mask, dropout_p, enable_gqa, mask_grad)``
+# says whether to run the fused kernel, or raises when no enabled kernel can. None: both on.
+_backend_choice = None
+
 
 def _compute_np(dt):
     # float16/bfloat16 attention is accumulated in float32, rounded once at the end
@@ -144,6 +149,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
              and query.shape[0] == key.shape[0] == value.shape[0]
              and key.shape[1] == value.shape[1]
              and (query.shape[1] == key.shape[1] or groups > 1))
+    if _backend_choice is not None:
+        fused = _backend_choice(fused, query, key, value, attn_mask, dropout_p, enable_gqa,
+                                mask_grad)
     if attn_mask is not None and is_causal and not fused:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")

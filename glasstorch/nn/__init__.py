@@ -1,13 +1,13 @@
 """glasstorch.nn: modules, parameters, functional, init and utilities (torch.nn)."""
 
-from . import functional, init, parallel
+from . import attention, functional, init, parallel
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
-           "functional", "init", "parallel", "DataParallel"] + list(_modules_all)
+           "attention", "functional", "init", "parallel", "DataParallel"] + list(_modules_all)
 
 
 def __getattr__(name):

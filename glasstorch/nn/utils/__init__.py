@@ -75,10 +75,11 @@ def convert_conv3d_weight_memory_format(module, memory_format):
 
 def __getattr__(name):
     # ``rnn`` is written separately; import it on first use so that this package
-    # imports whether or not it exists yet.
-    if name == "rnn":
+    # imports whether or not it exists yet. ``prune`` (which torch only provides once
+    # imported) is loaded on first use too.
+    if name in ("rnn", "prune"):
         import importlib
-        module = importlib.import_module(".rnn", __name__)
-        globals()["rnn"] = module
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
         return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
