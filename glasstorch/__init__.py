@@ -54,6 +54,9 @@ from . import (  # noqa: E402
 )
 from ._sparse_tensor import sparse_csr  # noqa: E402
 from .compiler import compile  # noqa: E402
+from . import _C, futures, library  # noqa: E402  (present right after import, as in torch)
+from ._C import Event, Stream  # noqa: E402
+from .library import ops  # noqa: E402  (torch.ops)
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
 from .serialization import load, save  # noqa: E402
 from ._compat import install_as_torch  # noqa: E402
@@ -76,7 +79,7 @@ __version__ = version.__version__
 
 # Submodules torch imports with the package but that few programs use: imported on first
 # attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.
-_LAZY_SUBMODULES = frozenset()
+_LAZY_SUBMODULES = frozenset({"testing"})
 
 
 def __getattr__(name):

@@ -1,4 +1,28 @@
-"""glasstorch.compiler: glasstorch runs eagerly, so nothing is ever being compiled."""
+"""glasstorch.compiler: glasstorch has no compiler yet, so ``compile`` returns what it is given
+and everything runs eagerly. The markers and probes torch's users call behave as they do for
+eager code in torch: ``is_compiling()`` is False, decorators return the function (or a wrapper
+that runs it), and the settings they change are kept for a compiler to read."""
+
+from __future__ import annotations
+
+import functools
+
+from ._dynamo import (
+    allow_in_graph,
+    assume_constant_result,
+    list_backends,
+)
+from ._dynamo import (
+    disable as _dynamo_disable,
+)
+from ._dynamo import (
+    set_stance as _DynamoStance,
+)
+
+__all__ = ["compile", "allow_in_graph", "assume_constant_result", "cudagraph_mark_step_begin",
+           "disable", "get_default_backend", "is_compiling", "is_dynamo_compiling",
+           "is_exporting", "list_backends", "nested_compile_region", "reset",
+           "set_default_backend", "set_stance", "wrap_numpy"]
 
 
 def is_compiling() -> bool:
@@ -11,16 +35,85 @@ def is_dynamo_compiling() -> bool:
     return False
 
 
-def disable(fn=None, recursive=True):
-    """Accepted as a decorator; eager code is already "not compiled"."""
-    if fn is None:
-        return lambda f: f
-    return fn
+def is_exporting() -> bool:
+    """False: nothing is being exported (glasstorch has no ``torch.export`` capturer yet)."""
+    return False
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """Keep ``fn`` out of compilation: a wrapper that runs it eagerly (a decorator when ``fn``
+    is None); ``reason`` is recorded on the wrapper."""
+    return _dynamo_disable(fn, recursive, reason=reason)
 
 
 def reset() -> None:
-    """Nothing to reset: there is no compilation cache."""
-    pass
+    """Clear the compilation caches: glasstorch compiles nothing, so there are none."""
+
+
+def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+               force_backend=None):
+    """Set how compiled functions behave (``"force_eager"``, ``"fail_on_recompile"``, ...);
+    usable as a call, a context manager or a decorator. Compiled functions run eagerly in
+    glasstorch, which every stance agrees with."""
+    return _DynamoStance(stance, skip_guard_eval_unsafe=skip_guard_eval_unsafe,
+                         force_backend=force_backend)
+
+
+_default_backend = ["inductor"]
+
+
+def set_default_backend(backend) -> None:
+    """The backend ``compile`` uses when none is given (a name or a callable)."""
+    _default_backend[0] = backend
+
+
+def get_default_backend():
+    """The backend set by ``set_default_backend`` ('inductor' unless changed)."""
+    return _default_backend[0]
+
+
+def cudagraph_mark_step_begin() -> None:
+    """Tell CUDA-graph trees that a new iteration begins: glasstorch records no CUDA graphs,
+    so no earlier outputs need to be released."""
+
+
+def nested_compile_region(fn=None, *, options=None, max_reuse_entries: int = 8,
+                          reuse_hash_fn=None):
+    """Mark ``fn`` as a region the compiler compiles once and reuses; in eager code the
+    returned wrapper calls ``fn``. Without ``fn``, a decorator."""
+    def wrap(func):
+        @functools.wraps(func)
+        def inner(*args, **kwargs):
+            return func(*args, **kwargs)
+        return inner
+    return wrap if fn is None else wrap(fn)
+
+
+def _convert(obj, kind, convert):
+    """``obj`` with every ``kind`` instance inside lists, tuples and dicts converted."""
+    if isinstance(obj, kind):
+        return convert(obj)
+    if isinstance(obj, (list, tuple)):
+        items = [_convert(o, kind, convert) for o in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if isinstance(obj, dict):
+        return type(obj)((k, _convert(v, kind, convert)) for k, v in obj.items())
+    return obj
+
+
+def wrap_numpy(fn):
+    """Turn a function on NumPy arrays into one on tensors: tensor arguments are passed as
+    arrays (``Tensor.numpy()``, sharing memory) and array results come back as tensors
+    (``as_tensor``), inside lists, tuples and dicts too."""
+    import numpy as np
+
+    from . import Tensor, as_tensor
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        args, kwargs = _convert((args, kwargs), Tensor, lambda t: t.numpy())
+        return _convert(fn(*args, **kwargs), np.ndarray, as_tensor)
+    return wrapped
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,

@@ -1,0 +1,1 @@
+"""torch._dynamo.backends: the compiler backends ``torch.compile(backend=...)`` can name."""

@@ -1,0 +1,31 @@
+"""torch._dynamo.exc: the errors of the graph capturer. glasstorch captures nothing yet, so only
+``InvalidBackend`` is raised (for an unknown backend name); the others exist so that code
+catching them (``except torch._dynamo.exc.Unsupported``) runs."""
+
+from __future__ import annotations
+
+
+class TorchDynamoException(RuntimeError):
+    """Base class of the capturer's errors."""
+
+
+class InvalidBackend(TorchDynamoException):
+    """A backend name that no ``register_backend`` call registered."""
+
+    def __init__(self, name):
+        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for "
+                         f"available backends.")
+
+
+class Unsupported(TorchDynamoException):
+    """Code the capturer cannot put in a graph."""
+
+
+class BackendCompilerFailed(TorchDynamoException):
+    """A backend raised while compiling a captured graph."""
+
+    def __init__(self, backend_fn, inner_exception):
+        self.backend_name = getattr(backend_fn, "__name__", "?")
+        self.inner_exception = inner_exception
+        super().__init__(f"backend={self.backend_name!r} raised:\n"
+                         f"{type(inner_exception).__name__}: {inner_exception}")

@@ -1,0 +1,76 @@
+"""glasstorch.jit: TorchScript's Python-side names, with their eager-mode behaviour.
+
+glasstorch has no TorchScript compiler yet. What model code uses in eager mode works as in
+torch: the markers (``ignore``, ``unused``, ``export``, ``_overload``), the probes
+(``is_scripting``, ``is_tracing``), ``Final``/``annotate``/``Attribute``, ``fork``/``wait`` (the
+function runs at once; ``wait`` returns its value), ``isinstance`` for typed containers, and
+the ``ScriptModule``/``ScriptFunction`` types for isinstance checks. ``script`` and ``trace``
+refuse unless ``PYTORCH_JIT=0`` (read at import, as torch does) makes them return their
+argument.
+"""
+
+from __future__ import annotations
+
+import typing
+import warnings
+
+from ..futures import Future
+from . import annotations  # noqa: F401  (torch.jit.annotations is importable as an attribute)
+from ._internal import (  # noqa: F401  (torch.jit names, re-exported)
+    FunctionModifiers,
+    _isinstance,
+    _overload,
+    _overload_method,
+    _unwrap_optional,
+    export,
+    ignore,
+    is_scripting,
+    unused,
+)
+from ._script import (  # noqa: F401
+    Attribute,
+    RecursiveScriptModule,
+    ScriptFunction,
+    ScriptModule,
+    script,
+    script_method,
+)
+from ._trace import is_tracing, script_if_tracing, trace
+
+__all__ = ["Attribute", "Future", "ScriptFunction", "ScriptModule", "annotate", "export",
+           "fork", "ignore", "is_scripting", "is_tracing", "isinstance", "script",
+           "script_if_tracing", "trace", "unused", "wait"]
+
+# ``x: torch.jit.Final[int]`` marks a module constant for TorchScript; it is typing's Final.
+Final = typing.Final
+
+
+def annotate(the_type, the_value):
+    """Tell TorchScript the type of ``the_value`` (``torch.jit.annotate(List[int], [])``); in
+    Python it returns ``the_value``."""
+    return the_value
+
+
+def fork(func, *args, **kwargs):
+    """Start ``func(*args, **kwargs)`` as a task and return a ``Future`` of its result. In
+    eager mode (always, in glasstorch) the call runs to completion right here, as in torch,
+    and an exception it raises propagates from ``fork``."""
+    warnings.warn("`torch.jit.fork` is deprecated. Please use `torch.compile` instead.",
+                  DeprecationWarning, stacklevel=2)
+    fut = Future()
+    fut.set_result(func(*args, **kwargs))
+    return fut
+
+
+def wait(future):
+    """The result of a ``Future`` from ``fork`` (blocks until it is ready)."""
+    warnings.warn("`torch.jit.wait` is deprecated. Please use `torch.compile` instead.",
+                  DeprecationWarning, stacklevel=2)
+    return future.wait()
+
+
+def isinstance(obj, target_type) -> bool:  # noqa: A001 (torch's name)
+    """``isinstance`` that understands typed containers: ``torch.jit.isinstance(x,
+    List[int])`` checks that ``x`` is a list of ints (an empty container matches with a
+    warning, since its element type is unknown)."""
+    return _isinstance(obj, target_type)
