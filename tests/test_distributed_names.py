@@ -56,7 +56,7 @@ def test_reduce_op_and_backend_match_torch():
                 B.backend_list,
                 # torch adds entries when other modules register backends; compare its own
                 {k: B.default_device_backend_map[k] for k in ("cpu", "cuda", "xpu", "mps")}]
-        out += [d.is_available(), d.is_mpi_available(), d.is_nccl_available(),
+        out += [d.is_mpi_available(), d.is_nccl_available(),
                 d.GroupMember.WORLD, d.GroupMember.NON_GROUP_MEMBER, d.group.WORLD]
         for f in (d.get_world_size, d.get_rank, d.get_backend, d.barrier,
                   lambda: d.all_reduce(L.ones(1)), lambda: L.distributed.nn.functional.gather(

@@ -192,8 +192,11 @@ def _done(async_op, result):
 
 
 def is_available() -> bool:
-    """True: the single-process group is always available."""
-    return True
+    """False, as a torch built without distributed support answers: glasstorch has the
+    single-process group (init_process_group, collectives, DDP on one rank) but not DTensor,
+    DeviceMesh, FSDP or distributed checkpointing, which every torch with distributed support
+    has and which libraries (transformers, accelerate) import once this says True."""
+    return False
 
 
 def is_initialized() -> bool:
