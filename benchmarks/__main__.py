@@ -174,7 +174,7 @@ def main(argv=None):
     libs = _libraries(args.threads, with_torch=not args.no_torch)
     import numpy
     meta = {"python": platform.python_version(), "numpy": numpy.__version__,
-            "glasstorch": libs["glasstorch"].__version__,
+            "glasstorch": libs["glasstorch"].version.glasstorch_version,
             "torch": libs["torch"].__version__ if "torch" in libs else None,
             "threads": args.threads, "blas": _blas_info(args.threads),
             "env": {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS_")}}

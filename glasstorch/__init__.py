@@ -75,7 +75,7 @@ from .amp import _device_amp  # noqa: E402
 cuda.amp = _device_amp.cuda_amp
 _sys.modules[__name__ + ".cuda.amp"] = cuda.amp
 
-__version__ = version.__version__
+from .torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)
 
 # Submodules torch imports with the package but that few programs use: imported on first
 # attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.

@@ -56,7 +56,7 @@ def test_version(capsys):
     assert main(["--version"]) == 0
     import glasstorch
     out = capsys.readouterr().out
-    assert out.startswith(f"glasstorch {glasstorch.__version__} ") and "numpy" in out
+    assert out.startswith(f"glasstorch {glasstorch.version.glasstorch_version} ") and "numpy" in out
 
 
 def test_usage_errors(tmp_path, capsys):

@@ -267,9 +267,9 @@ def _build_model(onnx, model, graph, inputs, outputs, names, export_params,
     onnx_graph = helper.make_graph(graph.nodes, "main_graph", graph_inputs + weight_inputs,
                                    graph_outputs)
     opset = [helper.make_opsetid("", graph.opset)]
-    from .. import __version__
+    from ..version import glasstorch_version
     proto = helper.make_model(onnx_graph, opset_imports=opset, producer_name="glasstorch",
-                              producer_version=__version__,
+                              producer_version=glasstorch_version,
                               ir_version=helper.find_min_ir_version_for(opset))
     _set_output_shapes(onnx, proto, outputs, axes)
     onnx.checker.check_model(proto)

@@ -4,6 +4,7 @@ from functools import partial
 
 from ... import flatten, nn
 from ...nn import functional as F
+from ..ops.misc import Conv2dNormActivation
 from ..transforms._presets import ImageClassification
 from ._api import (
     IMAGENET1K_CATEGORIES,
@@ -13,7 +14,6 @@ from ._api import (
     _register,
     _resolve_weights,
 )
-from ._layers import Conv2dNormActivation
 
 __all__ = ["MobileNetV2", "MobileNet_V2_Weights", "mobilenet_v2"]
 

@@ -7,6 +7,7 @@ from functools import partial
 from typing import NamedTuple
 
 from ... import cat, empty, nn, zeros
+from ..ops.misc import MLP, Conv2dNormActivation
 from ..transforms._presets import ImageClassification
 from ..transforms.functional import InterpolationMode
 from ._api import (
@@ -17,7 +18,6 @@ from ._api import (
     _register,
     _resolve_weights,
 )
-from ._layers import MLP, Conv2dNormActivation
 
 __all__ = ["VisionTransformer", "ViT_B_16_Weights", "vit_b_16"]
 
