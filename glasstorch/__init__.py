@@ -15,7 +15,8 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"glasstorch(
 from ._core.dtype import (  # noqa: F401
     bfloat16, bool_ as bool, can_cast, complex64, complex128, dtype, finfo, float16, float32,
     float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
-    result_type, set_default_dtype, uint8,
+    result_type, set_default_dtype, uint8, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2,
+    float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
 )
 from ._core.device import device  # noqa: F401
 from ._tensor import (  # noqa: F401
@@ -45,6 +46,13 @@ globals().update(_legacy)  # FloatTensor, LongTensor, ...
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
+
+# torch's math constants (the same floats as math's) and NumPy-style newaxis
+from math import e, inf, nan, pi  # noqa: E402,F401
+newaxis = None
+
+# function forms of the Tensor methods
+detach, detach_ = Tensor.detach, Tensor.detach_
 
 # Subpackages last: they may import names from the flat namespace above.
 from . import (  # noqa: E402
@@ -79,7 +87,7 @@ from .torch_version import __version__  # noqa: E402  (a TorchVersion, as torch'
 
 # Submodules torch imports with the package but that few programs use: imported on first
 # attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.
-_LAZY_SUBMODULES = frozenset({"testing"})
+_LAZY_SUBMODULES = frozenset({"testing", "multiprocessing", "hub"})
 
 
 def __getattr__(name):

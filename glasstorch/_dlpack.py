@@ -1,4 +1,4 @@
-"""DLPack exchange: ``from_dlpack`` and ``Tensor.__dlpack__``/``__dlpack_device__``.
+"""DLPack exchange: ``from_dlpack``, ``to_dlpack`` and ``Tensor.__dlpack__``/``__dlpack_device__``.
 
 NumPy's DLPack support does the real work (zero copy both ways). NumPy refuses
 bfloat16, so a bfloat16 tensor travels as uint16 and the dtype field of the
@@ -13,8 +13,9 @@ import ctypes
 from ._core import dtype as _dt
 from ._core.backend import xp
 from ._tensor import Tensor, _wrap
+from ._tensor import strided as _strided
 
-__all__ = ["from_dlpack"]
+__all__ = ["from_dlpack", "to_dlpack"]
 
 _KDL_CPU = 1
 _KDL_UINT, _KDL_BFLOAT = 1, 4
@@ -38,7 +39,9 @@ def _dtype_code_address(capsule):
         return _get_pointer(capsule, name) + _TENSOR_IN_VERSIONED + _DTYPE_IN_TENSOR
     if name == b"dltensor":
         return _get_pointer(capsule, name) + _DTYPE_IN_TENSOR
-    raise BufferError(f"not an unconsumed DLPack capsule (capsule name {name!r})")
+    raise RuntimeError(f"from_dlpack received an invalid capsule (named {name!r}): DLPack "
+                       f"capsules can be consumed only once, so a tensor may already have been "
+                       f"built from this one")
 
 
 def _retag(capsule, old_code, new_code):
@@ -69,14 +72,30 @@ class _Capsule:
         return (_KDL_CPU, 0)
 
 
-def _produce(ext, copy):
-    if type(ext).__name__ == "PyCapsule":
+class _WritableView:
+    """The memory of ``arr`` described as writable; holding ``arr`` keeps it alive."""
+
+    __slots__ = ("__array_interface__", "_arr")
+
+    def __init__(self, arr):
+        interface = dict(arr.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+        self._arr = arr
+
+
+def _produce(ext, device, copy):
+    if not hasattr(ext, "__dlpack__"):
+        if type(ext).__name__ != "PyCapsule":
+            # torch hands anything else to its capsule reader, which refuses it
+            raise RuntimeError(f"from_dlpack expects an object with __dlpack__ and "
+                               f"__dlpack_device__ or a DLPack capsule, got "
+                               f"{type(ext).__name__}")
+        if device is not None or copy is not None:
+            raise AssertionError("device and copy kwargs not supported when ext_tensor is "
+                                 "already a DLPack capsule.")
         return ext
-    device = getattr(ext, "__dlpack_device__", None)
-    if device is None or not hasattr(ext, "__dlpack__"):
-        raise TypeError(f"from_dlpack expects an object with __dlpack__ and "
-                        f"__dlpack_device__ or a DLPack capsule, got {type(ext).__name__}")
-    dev_type, dev_id = device()
+    dev_type, dev_id = ext.__dlpack_device__()
     if int(dev_type) != _KDL_CPU:
         raise RuntimeError(f"glasstorch runs on the CPU only and cannot import a tensor from "
                            f"DLPack device type {int(dev_type)} (index {dev_id}); move it to "
@@ -95,12 +114,18 @@ def _produce(ext, copy):
 def from_dlpack(ext_tensor, *, device=None, copy=None):
     """A tensor sharing memory with ``ext_tensor`` (any DLPack producer on the CPU, or a
     legacy ``dltensor`` capsule): NumPy arrays, torch tensors, JAX arrays..."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor if not copy else _wrap(ext_tensor._data.copy())
     if device is not None and str(device) != "cpu":
         raise RuntimeError(f"glasstorch.from_dlpack: only device='cpu' is supported, got "
                            f"{device}")
-    capsule = _produce(ext_tensor, copy)
+    if isinstance(ext_tensor, Tensor):
+        # a new tensor over the same memory, as a round trip through a capsule would give
+        if ext_tensor._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
+        _check_strided(ext_tensor, BufferError)
+        return _wrap(ext_tensor._data.copy() if copy else ext_tensor._data)
+    capsule = _produce(ext_tensor, device, copy)
+    legacy = _get_name(capsule) == b"dltensor"
     bf16 = _retag(capsule, _KDL_BFLOAT, _KDL_UINT)
     try:
         arr = xp.from_dlpack(_Capsule(capsule))
@@ -108,6 +133,10 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
         if bf16:  # give the producer its capsule back as it was
             _retag(capsule, _KDL_UINT, _KDL_BFLOAT)
         raise
+    if legacy and not arr.flags.writeable:
+        # a legacy capsule cannot say whether its memory is read-only, so NumPy assumes it is;
+        # torch treats it as writable (to_dlpack/from_dlpack share writes), and so do we
+        arr = xp.asarray(_WritableView(arr))
     if bf16:
         arr = arr.view(_dt.bfloat16.np)
     _dt.from_numpy_dtype(arr.dtype)  # TypeError for element types glasstorch lacks
@@ -120,6 +149,29 @@ def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     if stream is not None and stream != -1:
         raise BufferError("glasstorch tensors live on the CPU: stream must be None")
+    _check_strided(self, BufferError)
+    return _capsule(self, max_version, dl_device, copy)
+
+
+def to_dlpack(tensor):
+    """A legacy ``dltensor`` capsule sharing ``tensor``'s memory, for ``from_dlpack`` of any
+    library (consume it once). Unlike ``__dlpack__``, it does not refuse tensors that
+    require grad, as torch's does not."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"to_dlpack(): argument 'tensor' (position 1) must be Tensor, not "
+                        f"{type(tensor).__name__}")
+    _check_strided(tensor, RuntimeError)
+    return _capsule(tensor, None, None, None)
+
+
+def _check_strided(tensor, error):
+    # a sparse tensor's _data is a placeholder: there is no dense memory to share
+    if tensor.layout is not _strided:
+        raise error(f"Can't export tensors with layout other than torch.strided (got "
+                    f"{tensor.layout})")
+
+
+def _capsule(self, max_version, dl_device, copy):
     arr = self._data
     bf16 = arr.dtype == _dt.bfloat16.np
     if bf16:

@@ -118,12 +118,13 @@ class _FloatFormatter:
 
     __slots__ = ("width", "int_mode", "sci_mode", "precision")
 
-    def __init__(self, values):
+    def __init__(self, values, chosen=None):
         self.precision = prec = PRINT_OPTS.precision
         self.int_mode = True
         self.sci_mode = False
         self.width = 1
-        vals = values[xp.isfinite(values) & (values != 0)]
+        # ``chosen``: which values decide the style (default: the nonzero finite ones)
+        vals = values[xp.isfinite(values) & (values != 0) if chosen is None else chosen]
         if vals.size:
             mags = xp.abs(vals).astype(xp.float64)
             lo = float(mags.min())
@@ -223,8 +224,9 @@ def _nd_str(arr, indent, summarize, fmt, opts):
     return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
-_HALF = _dt.float16.np
-_BF16 = _dt.bfloat16.np
+# half precision and float8 are printed through float32 (exact), like torch does
+_VIA_FLOAT32 = frozenset(d.np for d in (_dt.float16, _dt.bfloat16) + _dt.float8_dtypes)
+_E8M0 = _dt.float8_e8m0fnu.np
 
 
 def _body_str(arr, indent):
@@ -232,10 +234,15 @@ def _body_str(arr, indent):
     summarize = arr.size > opts.threshold
     if summarize and not opts.edgeitems and arr.ndim:
         return "[...]"
-    if arr.dtype == _HALF or arr.dtype == _BF16:
-        # half precision is printed through float32 (exact), like torch does
+    sample = _summarized(arr, opts.edgeitems) if summarize else arr
+    if arr.dtype in _VIA_FLOAT32:
         arr = arr.astype(xp.float32)
-    fmt = _formatter_for(_summarized(arr, opts.edgeitems) if summarize else arr)
+    if sample.dtype == _E8M0:
+        # torch picks the style comparing in float8_e8m0fnu itself, where 0 rounds to 2**-127
+        # (so 2**-127 counts as zero) and isfinite is True even for NaN
+        fmt = _FloatFormatter(sample.astype(xp.float32), chosen=sample.view(xp.uint8) != 0)
+    else:
+        fmt = _formatter_for(sample.astype(arr.dtype, copy=False))
     return _nd_str(arr, indent, summarize, fmt, opts)
 
 

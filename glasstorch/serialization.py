@@ -24,6 +24,7 @@ import mmap as _mmap
 import os
 import pickle
 import struct
+import sys
 import tempfile
 import types
 import typing
@@ -134,9 +135,15 @@ def _check_ints(what, values):
         raise pickle.UnpicklingError(f"tensor record has an invalid {what}: {values!r}")
 
 
-def _rebuild_tensor(storage, storage_offset, size, stride):
-    """Tensor over ``storage`` with torch element offset/size/stride (bounds checked)."""
-    buf, dtype = _bytes_of(storage)
+def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
+    """Tensor over ``storage`` with torch element offset/size/stride (bounds checked);
+    ``dtype`` reads an untyped storage's bytes as that element type."""
+    buf, stored = _bytes_of(storage)
+    if dtype is None:
+        dtype = stored
+    elif type(dtype) is not _dt.dtype or stored is not _dt.uint8:
+        raise pickle.UnpicklingError(f"tensor record has an invalid dtype {dtype!r} for its "
+                                     f"storage")
     _check_ints("size", size)
     _check_ints("stride", stride)
     if type(storage_offset) is not int or len(size) != len(stride) or storage_offset < 0 \
@@ -171,6 +178,14 @@ def _set_requires_grad(t, requires_grad):
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
     t = _rebuild_tensor(storage, storage_offset, size, stride)
+    return _set_requires_grad(t, requires_grad)
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    # torch's record for dtypes without a typed storage class (uint16/32/64, float8): an
+    # UntypedStorage of bytes plus the dtype
+    t = _rebuild_tensor(storage, storage_offset, size, stride, dtype)
     return _set_requires_grad(t, requires_grad)
 
 
@@ -231,7 +246,8 @@ def _rebuild_sparse_tensor(layout, data):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    if func not in (_rebuild_tensor_v2, _rebuild_parameter, _rebuild_parameter_with_state) \
+    if func not in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
+                    _rebuild_parameter_with_state) \
             or new_type not in (_TENSOR_TYPE, _PARAMETER_TYPE) or type(args) is not tuple:
         raise pickle.UnpicklingError("unsupported tensor subclass record")
     t = func(*args)
@@ -273,6 +289,7 @@ _SAFE = {
     ("_codecs", "encode"): _codecs_encode,
     ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
@@ -299,6 +316,42 @@ del _name
 # ============================================================================ safe globals
 
 _user_safe = {}  # (module, qualname) -> object
+
+
+# Where torch keeps what glasstorch defines in private modules: a function of
+# glasstorch.nn._functional is torch.nn.functional's, an op of glasstorch._ops is torch's.
+_PUBLIC_HOMES = (("glasstorch.nn._functional", "glasstorch.nn.functional"),
+                 ("glasstorch.nn.modules._attention", "glasstorch.nn.modules.activation"),
+                 ("glasstorch._ops", "glasstorch"))
+
+
+def _torch_home(obj, name=None):
+    """``(torch_module, qualname)`` naming glasstorch's ``obj`` as torch does, or None for
+    objects outside glasstorch (and private ones with no public home)."""
+    from . import _compat
+    module = getattr(obj, "__module__", None)
+    name = name or getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if not module or not name or not module.startswith("glasstorch"):
+        return None
+    if any(part.startswith("_") for part in module.split(".")[1:]):
+        import importlib
+        for private, public in _PUBLIC_HOMES:
+            if module == private or module.startswith(private + "."):
+                if getattr(importlib.import_module(public), name, None) is obj:
+                    module = public
+                    break
+        else:
+            return None
+    torch_module = _compat._torch_name(module)
+    return None if torch_module is None else (torch_module, name)
+
+
+def _user_safe_by_torch_name(module, name):
+    """A global allowed with add_safe_globals, met under torch's name for it."""
+    for obj in _user_safe.values():
+        if _torch_home(obj) == (module, name):
+            return obj
+    return None
 
 
 def _global_key(obj):
@@ -357,6 +410,7 @@ class _TorchGlobal:
 
 
 _G_REBUILD = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+_G_REBUILD_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
 _G_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _G_SPARSE = _TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
 _G_GET_LAYOUT = _TorchGlobal("torch.serialization", "_get_layout")
@@ -374,7 +428,7 @@ class _StorageRecord:
 
     def __init__(self, key, dtype, byte_view, owner):
         self.key, self.dtype, self.bytes, self.owner = key, dtype, byte_view, owner
-        self.numel = byte_view.nbytes // dtype.itemsize
+        self.numel = byte_view.nbytes // (1 if dtype is None else dtype.itemsize)
 
 
 def _flat_bytes(root):
@@ -396,9 +450,22 @@ class _Pickler(pickle._Pickler):
 
     def _save_torch_global(self, obj):
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
-        self.memoize(obj)
+        if type(obj) is _TorchGlobal and id(obj) not in self.memo:
+            self.memoize(obj)
 
     dispatch[_TorchGlobal] = _save_torch_global
+
+    def save_global(self, obj, name=None):
+        # glasstorch's classes and functions are written under torch's names
+        # (torch.nn.modules.linear.Linear), so that torch reads whole-model files and the
+        # same safe_globals lists admit them in both libraries
+        home = _torch_home(obj, name)
+        if home is None:
+            return super().save_global(obj, name)
+        self._save_torch_global(_TorchGlobal(*home))
+        self.memoize(obj)
+
+    dispatch[types.FunctionType] = save_global  # the base table holds the base method
 
     def _save_dtype(self, obj):
         self._save_torch_global(_G_DTYPE[obj])
@@ -407,8 +474,9 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRecord:
-            stype = _G_UNTYPED if obj.dtype is None else _G_STORAGE[obj.dtype]
-            numel = obj.bytes.nbytes if obj.dtype is None else obj.numel
+            # dtypes without a typed storage class (uint16, float8...) are saved untyped
+            stype = _G_STORAGE.get(obj.dtype, _G_UNTYPED)
+            numel = obj.numel if obj.dtype in _G_STORAGE else obj.bytes.nbytes
             return ("storage", stype, obj.key, "cpu", numel)
         return None
 
@@ -436,7 +504,7 @@ class _Pickler(pickle._Pickler):
             root, flat, delta = arr, arr.reshape(-1).view(_U8), 0
         rec = self._record(root, flat, dtype)
         stride = tuple(s // item for s in arr.strides) if arr.size else t.stride()
-        return (rec, delta // item, Size(arr.shape), stride)
+        return (rec, delta // item, tuple(arr.shape), stride)  # a tuple, as torch writes
 
     def reducer_override(self, obj):
         cls = type(obj)
@@ -445,8 +513,12 @@ class _Pickler(pickle._Pickler):
             return (_G_SPARSE, (obj.layout, obj._components()))
         if cls is Tensor or isinstance(obj, Tensor):
             storage, offset, size, stride = self._tensor_args(obj)
-            args = (_G_REBUILD, (storage, offset, size, stride, obj._requires_grad,
-                                 collections.OrderedDict()))
+            if storage.dtype in _G_STORAGE:
+                args = (_G_REBUILD, (storage, offset, size, stride, obj._requires_grad,
+                                     collections.OrderedDict()))
+            else:  # torch's v3 record: untyped bytes and the dtype
+                args = (_G_REBUILD_V3, (storage, offset, size, stride, obj._requires_grad,
+                                        collections.OrderedDict(), storage.dtype))
             if cls.__name__ == "Parameter":  # glasstorch.nn.Parameter, once it exists
                 return (_G_PARAMETER, (_TensorArgs(args), obj._requires_grad,
                                        collections.OrderedDict()))
@@ -664,6 +736,7 @@ class _Unpickler(pickle._Unpickler):
 
     def __init__(self, file, storages, weights_only, **kwargs):
         super().__init__(file, **kwargs)
+        self._file = file
         self._storages = storages
         self._weights_only = weights_only
 
@@ -672,6 +745,8 @@ class _Unpickler(pickle._Unpickler):
         if obj is not None:
             return obj
         obj = _user_safe.get((module, name))
+        if obj is None and module.startswith("torch"):
+            obj = _user_safe_by_torch_name(module, name)
         if obj is not None:
             return obj
         if self._weights_only:
@@ -711,8 +786,27 @@ class _Unpickler(pickle._Unpickler):
                 f"Weights only load failed: can only build Tensor, Parameter, OrderedDict or "
                 f"types allowlisted via add_safe_globals, but got {cls}")
 
+    def _load_bytearray8(self):
+        # the pure-Python unpickler allocates the declared length before reading it
+        n, = struct.unpack("<Q", self.read(8))
+        if n > self._stream_left():
+            raise pickle.UnpicklingError(f"BYTEARRAY8 of {n} bytes is longer than the data "
+                                         f"left in the pickle")
+        self.append(bytearray(self.read(n)))
+
+    def _stream_left(self):
+        f = self._file
+        if not isinstance(f, io.BytesIO):
+            return sys.maxsize
+        left = len(f.getbuffer()) - f.tell()
+        frame = self._unframer.current_frame  # protocol >= 4: bytes already read from f
+        if frame is not None:
+            left += len(frame.getbuffer()) - frame.tell()
+        return left
+
     dispatch = dict(pickle._Unpickler.dispatch)
     dispatch[pickle.BUILD[0]] = _load_build
+    dispatch[pickle.BYTEARRAY8[0]] = _load_bytearray8
 
 
 def _buildable_types():

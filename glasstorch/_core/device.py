@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-_KNOWN_TYPES = ("cpu", "cuda", "mps", "meta", "xpu")
+import re
+import warnings
+
+# every device type torch parses, in the order its error message lists them
+_KNOWN_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
+_INDEX = re.compile(r"0|[1-9][0-9]*")  # torch refuses leading zeros, signs and spaces
 
 
 class device:
@@ -16,25 +23,39 @@ class device:
                 raise ValueError("torch.device(): a device object cannot be given with an index")
             self.type, self.index = type.type, type.index
             return
-        if isinstance(type, int):  # torch.device(0) means the current accelerator
-            type, index = "cuda", type
+        if isinstance(type, int) and not isinstance(type, bool):
+            # torch.device(0) means "the current accelerator", and there is none
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - "
-                            f"got ({type!r})")
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({_type_name(type)}), but expected one of: (torch.device device) "
+                            f"or (str type, int index = -1)")
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
+                            f"{_type_name(index)}")
+        if not type:
+            raise RuntimeError("Device string must not be empty")
         name, sep, idx = type.partition(":")
         if sep:
+            if not _INDEX.fullmatch(idx) or (name and not name.isalnum()):
+                raise RuntimeError(f"Invalid device string: '{type}'")
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was "
                                    f"passed explicitly: {type}")
-            if not idx.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
         if name not in _KNOWN_TYPES:
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, mps, meta, xpu device type at start of device "
-                f"string: {type}")
+            if not name.isalnum():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            raise RuntimeError(f"Expected one of {', '.join(_KNOWN_TYPES)} device type at start "
+                               f"of device string: {type}")
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative, got {index}")
+            raise RuntimeError("Device index must not be negative")
+        if name == "mkldnn":
+            warnings.warn("'mkldnn' is no longer used as device type. So torch.device('mkldnn') "
+                          "will be deprecated and removed in the future. Please use other valid "
+                          "device types instead.", UserWarning, stacklevel=2)
         self.type, self.index = name, index
 
     def __repr__(self):
@@ -46,9 +67,16 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        # only devices compare equal: torch answers False for strings ('cpu' included), ints,
+        # None and any other object, never raising
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __lt__(self, other):
+        raise TypeError("comparison not implemented")
+
+    __le__ = __gt__ = __ge__ = __lt__
 
     def __hash__(self):
         return hash((self.type, self.index))
@@ -64,6 +92,10 @@ class device:
 
 
 CPU = device("cpu")
+
+
+def _type_name(value):
+    return type(value).__name__
 
 
 # torch.set_default_device: where factories put tensors when no device is given (None: CPU)

@@ -9,6 +9,8 @@ per-op hot path.
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
@@ -24,17 +26,20 @@ class dtype:
     """A tensor element type. Prints as ``torch.float32`` so reprs match PyTorch's."""
 
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex",
-                 "is_signed", "_category", "_aliases")
+                 "is_signed", "_category", "_aliases", "_limited")
 
-    def __init__(self, name, np_dtype, category, aliases=()):
+    def __init__(self, name, np_dtype, category, aliases=(), signed=None, limited=False):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self._category = category
         self.is_floating_point = category == _FLOAT
         self.is_complex = category == _COMPLEX
-        self.is_signed = name not in ("bool", "uint8")
+        self.is_signed = (name not in ("bool", "uint8")) if signed is None else signed
         self._aliases = aliases
+        # the "barebones" dtypes (uint16/32/64, float8): torch promotes them with almost
+        # nothing and has kernels for only a few ops on them
+        self._limited = limited
 
     def __repr__(self):
         return "torch." + self.name
@@ -49,9 +54,14 @@ class dtype:
 
     def to_complex(self):
         """The complex dtype holding this floating dtype (float32, float16, bfloat16 -> complex64;
-        float64 -> complex128); others unchanged."""
-        return {"float32": complex64, "float64": complex128, "float16": complex64,
-                "bfloat16": complex64}.get(self.name, self)
+        float64 -> complex128); complex dtypes unchanged; RuntimeError for the others, as torch."""
+        if self._category == _COMPLEX:
+            return self
+        c = {"float32": complex64, "float64": complex128, "float16": complex64,
+             "bfloat16": complex64}.get(self.name)
+        if c is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(self)}")
+        return c
 
 
 bool_ = dtype("bool", np.bool_, _BOOL)
@@ -66,14 +76,26 @@ float32 = dtype("float32", np.float32, _FLOAT, ("float",))
 float64 = dtype("float64", np.float64, _FLOAT, ("double",))
 complex64 = dtype("complex64", np.complex64, _COMPLEX, ("cfloat",))
 complex128 = dtype("complex128", np.complex128, _COMPLEX, ("cdouble",))
+uint16 = dtype("uint16", np.uint16, _INT, signed=False, limited=True)
+uint32 = dtype("uint32", np.uint32, _INT, signed=False, limited=True)
+uint64 = dtype("uint64", np.uint64, _INT, signed=False, limited=True)
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, limited=True)
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, limited=True)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, _FLOAT, limited=True)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, _FLOAT, limited=True)
+# a bare power-of-two exponent: no sign bit, no zero
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, _FLOAT, signed=False,
+                       limited=True)
 
+float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 all_dtypes = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16,
-              float32, float64, complex64, complex128)
+              float32, float64, complex64, complex128, uint16, uint32, uint64) + float8_dtypes
 _by_name = {d.name: d for d in all_dtypes}
 _by_np = {d.np: d for d in all_dtypes}
 # numpy spells some types differently on some platforms (e.g. longlong vs long).
 for _d in all_dtypes:
-    _by_np[np.dtype(_d.np.str)] = _d
+    if _d not in float8_dtypes:  # ml_dtypes' float8 type strings ('<f1') do not parse back
+        _by_np[np.dtype(_d.np.str)] = _d
 
 
 def _dtype_by_name(name):
@@ -93,15 +115,21 @@ def from_numpy_dtype(np_dtype) -> dtype:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, "
-            "int16, int8, uint8, and bool.")
+            "int16, int8, uint64, uint32, uint16, uint8, and bool.")
     return d
 
 
 # ----------------------------------------------------------------------------- promotion
 
-def _promote_pair(a: dtype, b: dtype) -> dtype:
+def _promote_pair(a: dtype, b: dtype) -> dtype | None:
     if a is b:
         return a
+    if a._limited or b._limited:
+        # torch promotes the barebones dtypes only as uint16/32/64 with the four real floats
+        u, other = (a, b) if a._limited else (b, a)
+        if u._category == _INT and not other._limited and other._category == _FLOAT:
+            return other
+        return None
     ca, cb = a._category, b._category
     if ca < cb or (ca == cb and a.itemsize < b.itemsize):
         a, b, ca, cb = b, a, cb, ca
@@ -127,12 +155,44 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     return a
 
 
-_promote_table = {(a, b): _promote_pair(a, b) for a in all_dtypes for b in all_dtypes}
+class _PromotionTable(dict):
+    """(dtype, dtype) -> promoted dtype; pairs torch refuses to promote are absent, and looking
+    one up raises torch's RuntimeError (a plain dict lookup on the hot path otherwise)."""
+
+    def __missing__(self, key):
+        a, b = key
+        kind = ("Float8 Types" if a in float8_dtypes or b in float8_dtypes
+                else "uint16, uint32, uint64 types")
+        raise RuntimeError(f"Promotion for {kind} is not supported, attempted to promote "
+                           f"{scalar_type_name(a)} and {scalar_type_name(b)}")
+
+
+_promote_table = _PromotionTable(
+    ((a, b), r) for a in all_dtypes for b in all_dtypes
+    if (r := _promote_pair(a, b)) is not None)
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """The smallest dtype both ``type1`` and ``type2`` can be cast to, by torch's lattice."""
+    """The smallest dtype both ``type1`` and ``type2`` can be cast to, by torch's lattice;
+    RuntimeError for the pairs torch does not promote (float8 with anything else; uint16/32/64
+    with anything but float16, bfloat16, float32 and float64)."""
     return _promote_table[type1, type2]
+
+
+# torch's C++ ScalarType names, used in its error messages ("not implemented for 'UInt16'")
+_SCALAR_TYPE_NAMES = {
+    bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
+    float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double",
+    complex64: "ComplexFloat", complex128: "ComplexDouble", uint16: "UInt16",
+    uint32: "UInt32", uint64: "UInt64", float8_e4m3fn: "Float8_e4m3fn",
+    float8_e5m2: "Float8_e5m2", float8_e4m3fnuz: "Float8_e4m3fnuz",
+    float8_e5m2fnuz: "Float8_e5m2fnuz", float8_e8m0fnu: "Float8_e8m0fnu",
+}
+
+
+def scalar_type_name(d: dtype) -> str:
+    """torch's ScalarType name of ``d`` as its error messages spell it (float32 -> 'Float')."""
+    return _SCALAR_TYPE_NAMES[d]
 
 
 _default = [float32]
@@ -219,6 +279,52 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     return from_._category <= to._category
 
 
+# ----------------------------------------------------------------------------- conversions
+
+_F32, _U8, _U32 = np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.uint32)
+_F8_NP = frozenset(d.np for d in float8_dtypes)
+# float8 formats whose NaN has no sign (a single NaN encoding, or no sign bit at all)
+_UNSIGNED_NAN = frozenset(d.np for d in (float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
+
+
+def cast_array(arr, to: dtype):
+    """A new array holding ``arr`` converted to ``to`` with torch's conversion rules.
+
+    torch converts to a float8 format from float32 (a float64 is rounded to float32 first) and
+    rounds to nearest-even like ml_dtypes, but differs from ml_dtypes on the edges: it
+    saturates float8_e4m3fn (out-of-range values and infinities become +-448), writes NaN as
+    0x7F/0xFF in float8_e4m3fn and float8_e5m2 (keeping the sign), and takes float8_e8m0fnu
+    from the float32 exponent bits, rounding half up on the mantissa, with 0 becoming 2**-127
+    and the sign dropped. Other conversions are NumPy's (or ml_dtypes') own cast.
+    """
+    target = to.np
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf/NaN is the result
+        if target not in _F8_NP or arr.dtype == target:
+            return arr.astype(target, order="K")
+        return _to_float8(arr, to, target)
+
+
+def _to_float8(arr, to, target):
+    src = arr if arr.dtype == _F32 else arr.astype(_F32, order="K")
+    if to is float8_e8m0fnu:
+        b = src.view(_U32) & 0x7FFFFFFF
+        exp, mant = b >> 23, b & 0x7FFFFF
+        up = (mant > 0x400000) | ((mant == 0x400000) & (exp != 0))
+        # exponent 0xFF (inf, NaN) and anything rounding past 2**127 is NaN (0xFF)
+        return np.minimum(exp + up, 0xFF).astype(_U8).view(target)
+    if to is float8_e4m3fn:
+        out = np.clip(src, -448.0, 448.0).astype(target)  # NaN stays NaN
+    else:
+        out = src.astype(target)
+    if to is float8_e4m3fn or to is float8_e5m2:
+        nan = np.isnan(src)
+        if nan.any():
+            neg = np.signbit(src[nan]) if arr.dtype not in _UNSIGNED_NAN else False
+            out.view(_U8)[nan] = np.where(neg, 0xFF, 0x7F)
+    return out
+
+
+
 # ----------------------------------------------------------------------------- finfo / iinfo
 
 class finfo:
@@ -232,11 +338,13 @@ class finfo:
         info = ml_dtypes.finfo(type.to_real().np)
         self.dtype = type.to_real().name
         self.bits = int(info.bits)
-        self.eps = float(info.eps)
+        # torch reports 2**-3 for float8_e5m2fnuz (its numeric_limits), not 2**-2
+        self.eps = 0.125 if type is float8_e5m2fnuz else float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -int(info.precision)
+        # torch: 10 ** -(decimal digits the mantissa holds), so 1.0 for the float8 formats
+        self.resolution = 10.0 ** -math.floor(info.nmant * math.log10(2))
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -251,11 +359,13 @@ class iinfo:
         if type.is_floating_point or type.is_complex:
             raise TypeError(f"torch.iinfo() requires an integer input type. "
                             f"Use torch.finfo to handle '{type}'")
-        info = np.iinfo(type.np) if type is not bool_ else None
+        if type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
-        self.min = int(info.min) if info else 0
-        self.max = int(info.max) if info else 1
+        self.min = int(info.min)
+        self.max = int(info.max)
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -34,6 +34,7 @@ from ._common import (
     wrap_dim,
     xp,
 )
+from .reduction import _finish_tuple
 from .views import SqueezeBackward1, UnsafeViewBackward0
 from .views import diagonal as _diagonal_view
 
@@ -221,9 +222,20 @@ def _require_dim(a, n, what):
         raise RuntimeError(what)
 
 
+def no_out_dtype(name, out_dtype):
+    """torch's error for ``out_dtype=`` on CPU, where its ``aten::<name>.dtype`` kernels are
+    not built (they serve CUDA's low-precision GEMMs)."""
+    if out_dtype is not None:
+        raise NotImplementedError(
+            f"Could not run 'aten::{name}.dtype' with arguments from the 'CPU' backend. This "
+            f"could be because the operator doesn't exist for this backend, or was omitted "
+            f"during the selective/custom build process (if using custom build).")
+
+
 @register()
-def mm(input, mat2, *, out=None):
+def mm(input, mat2, out_dtype=None, *, out=None):
     """Product of two matrices (2-D only)."""
+    no_out_dtype("mm", out_dtype)
     if type(input) is not Tensor and input.is_sparse:
         from .sparse import spmm
         return spmm(input, mat2)
@@ -329,8 +341,9 @@ def _check_bmm(a, b):
 
 
 @register()
-def bmm(input, mat2, *, out=None):
+def bmm(input, mat2, out_dtype=None, *, out=None):
     """Batched matrix product of (b, n, m) and (b, m, p) tensors; no broadcasting."""
+    no_out_dtype("bmm", out_dtype)
     a, b = input._data, mat2._data
     _check_bmm(a, b)
     r = wrap(_product(xp.matmul, a, b))
@@ -472,8 +485,9 @@ def _check_add_dtype(input, a, name):
 
 
 @register()
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2)."""
+    no_out_dtype("addmm", out_dtype)
     a, b = mat1._data, mat2._data
     _require_dim(a, 2, "mat1 must be a matrix, got " + f"{a.ndim}-D tensor")
     _require_dim(b, 2, "mat2 must be a matrix, got " + f"{b.ndim}-D tensor")
@@ -525,8 +539,9 @@ class AddmvBackward0(Node):
 
 
 @register()
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (batch1 @ batch2), batched."""
+    no_out_dtype("baddbmm", out_dtype)
     a, b = batch1._data, batch2._data
     _check_bmm(a, b)
     if input._data.dtype != a.dtype:
@@ -1011,11 +1026,11 @@ def _batch_error(name, a, msg, check):
     return LinAlgError(f"{name}: {msg}")
 
 
-_SINGULAR = ("The diagonal element 1 is zero, the inversion could not be completed because "
-             "the input matrix is singular.")
+def _singular_msg(k):
+    return (f"The diagonal element {k} is zero, the inversion could not be completed because "
+            f"the input matrix is singular.")
 
 
-@_linalg("inv")
 @register("inverse")
 def inverse(input, *, out=None):
     """Inverse of square matrices (batched); LinAlgError when singular."""
@@ -1028,11 +1043,17 @@ def inverse(input, *, out=None):
         try:
             r = _np_linalg.inv(a)
         except _np_linalg.LinAlgError:
-            raise _batch_error("linalg.inv", a, _SINGULAR, _np_linalg.inv) from None
+            raise _ex_error("linalg.inv", _inv_info(a)[1], _singular_msg) from None
         r = wrap(result_array(r, _dtype(a)))
     if needs_grad(input):
         record(r, LinalgInvExBackward0, (input,), inverse=r)
     return finish(r, out)
+
+
+@_linalg("inv")
+def linalg_inv(A, *, out=None):
+    """torch.linalg.inv: :func:`inverse`, under torch.linalg's parameter name ``A``."""
+    return inverse(A, out=out)
 
 
 class LinalgInvExBackward0(Node):
@@ -1098,7 +1119,6 @@ class LinalgSolveExBackward0(Node):
         return gA, (gB if _wants(self, 1) else None)
 
 
-@_linalg("det")
 @register()
 def det(input):
     """Determinant of square matrices (batched)."""
@@ -1112,6 +1132,12 @@ def det(input):
     if needs_grad(input):
         record(r, LinalgDetBackward0, (input,), A=input, result=r)
     return r
+
+
+@_linalg("det")
+def linalg_det(A, *, out=None):
+    """torch.linalg.det: :func:`det`, under torch.linalg's parameter name ``A``, with ``out=``."""
+    return finish(det(A), out)
 
 
 class LinalgDetBackward0(Node):
@@ -1153,13 +1179,14 @@ class LinalgSlogdetBackward0(Node):
 @_linalg("slogdet")
 def linalg_slogdet_fn(A, *, out=None):
     """(sign, log|det|) of square matrices; sign is 0 and logabsdet -inf when singular."""
-    return linalg_slogdet(*_slogdet_graph(A, "linalg.slogdet"))
+    return _finish_tuple(linalg_slogdet(*_slogdet_graph(A, "linalg.slogdet")), out)
 
 
 @register()
-def slogdet(input):
+def slogdet(input, *, out=None):
     """torch.slogdet: (sign, logabsdet) of square matrices."""
-    return slogdet_result(*_slogdet_graph(input, "linalg.slogdet"))
+    return _finish_tuple(slogdet_result(*_slogdet_graph(input, "linalg.slogdet")), out)
+
 
 
 @register()
@@ -1184,14 +1211,14 @@ _NOT_PD = ("The factorization could not be completed because the input is not "
 
 
 @_linalg("cholesky")
-def linalg_cholesky(A, *, upper=False, out=None):
+def linalg_cholesky(input, *, upper=False, out=None):
     """Cholesky factor L (A = L L^H), or U = L^H with ``upper=True``."""
-    a = A._data
+    a = input._data
     _check_float(a, "linalg.cholesky", NotImplementedError, "cholesky_cpu")
     _check_matrix(a, "linalg.cholesky")
-    r = _cholesky(A, upper)
-    if needs_grad(A):
-        record(r, LinalgCholeskyExBackward0, (A,), L=r, upper=upper)
+    r = _cholesky(input, upper)
+    if needs_grad(input):
+        record(r, LinalgCholeskyExBackward0, (input,), L=r, upper=upper)
     return finish(r, out)
 
 
@@ -1440,18 +1467,18 @@ def _eigh_checks(a, name, UPLO):
 
 
 @_linalg()
-def eigh(A, UPLO="L", *, out=None):
+def eigh(input, UPLO="L", *, out=None):
     """Eigen-decomposition of Hermitian matrices: ascending real eigenvalues, eigenvectors."""
-    a = A._data
+    a = input._data
     dt = _eigh_checks(a, "linalg.eigh", UPLO)
     if a.size == 0:
         w, v = wrap(xp.zeros(a.shape[:-1], dt.to_real().np)), wrap(a.copy())
     else:
         w, v = _np_linalg.eigh(a, UPLO=UPLO.upper())
         w, v = wrap(result_array(w, dt.to_real())), wrap(result_array(v, dt))
-    if needs_grad(A):
-        record((w, v), LinalgEighBackward0, (A,), eigenvalues=w, eigenvectors=v)
-    return linalg_eigh(w, v)
+    if needs_grad(input):
+        record((w, v), LinalgEighBackward0, (input,), eigenvalues=w, eigenvectors=v)
+    return _finish_tuple(linalg_eigh(w, v), out)
 
 
 class LinalgEighBackward0(Node):
@@ -1468,14 +1495,14 @@ class LinalgEighBackward0(Node):
 
 
 @_linalg()
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues of Hermitian matrices, ascending."""
-    a = A._data
+    a = input._data
     dt = _eigh_checks(a, "linalg.eigvalsh", UPLO)
-    if needs_grad(A):
-        return finish(eigh(A, UPLO)[0], out)
+    if needs_grad(input):
+        return finish(eigh(input, UPLO)[0], out)
     if a.size == 0:
-        return wrap(xp.zeros(a.shape[:-1], dt.to_real().np))
+        return finish(wrap(xp.zeros(a.shape[:-1], dt.to_real().np)), out)
     return finish(wrap(result_array(_np_linalg.eigvalsh(a, UPLO=UPLO.upper()),
                                     dt.to_real())), out)
 
@@ -1490,23 +1517,25 @@ def _eig_checks(a, name):
 
 
 @_linalg()
-def eig(A, *, out=None):
+def eig(input, *, out=None):
     """Eigenvalues and eigenvectors of general square matrices (always complex)."""
-    a = A._data
+    a = input._data
     cd = _eig_checks(a, "linalg.eig")
     if a.size == 0:
-        return linalg_eig(wrap(xp.zeros(a.shape[:-1], cd.np)), wrap(a.astype(cd.np)))
-    w, v = _np_linalg.eig(a)
-    return linalg_eig(wrap(w.astype(cd.np)), wrap(v.astype(cd.np)))
+        res = linalg_eig(wrap(xp.zeros(a.shape[:-1], cd.np)), wrap(a.astype(cd.np)))
+    else:
+        w, v = _np_linalg.eig(a)
+        res = linalg_eig(wrap(w.astype(cd.np)), wrap(v.astype(cd.np)))
+    return _finish_tuple(res, out)
 
 
 @_linalg()
-def eigvals(A, *, out=None):
+def eigvals(input, *, out=None):
     """Eigenvalues of general square matrices (always complex)."""
-    a = A._data
+    a = input._data
     cd = _eig_checks(a, "linalg.eigvals")
     if a.size == 0:
-        return wrap(xp.zeros(a.shape[:-1], cd.np))
+        return finish(wrap(xp.zeros(a.shape[:-1], cd.np)), out)
     return finish(wrap(_np_linalg.eigvals(a).astype(cd.np)), out)
 
 
@@ -1536,15 +1565,21 @@ def _check_pinv_dtype(a, name):
 
 
 @_linalg()
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    """Moore-Penrose pseudo-inverse via the SVD (or eigh with ``hermitian=True``)."""
-    a = A._data
+def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """Moore-Penrose pseudo-inverse via the SVD (or eigh with ``hermitian=True``); ``rcond``
+    is torch's older spelling of ``rtol``."""
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv() received an invalid combination of arguments: "
+                            "rcond cannot be given with atol or rtol")
+        rtol = rcond
+    a = input._data
     dt = _check_pinv_dtype(a, "linalg.pinv")
     m, n = a.shape[-2:]
     if a.size == 0:
         r = wrap(xp.zeros(a.shape[:-2] + (n, m), a.dtype))
-        if needs_grad(A):
-            record(r, LinalgPinvBackward0, (A,), self=A, result=r)
+        if needs_grad(input):
+            record(r, LinalgPinvBackward0, (input,), self=input, result=r)
         return finish(r, out)
     if hermitian:
         w, v = _np_linalg.eigh(a)
@@ -1561,8 +1596,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         r = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ \
             xp.conj(xp.swapaxes(u, -1, -2))
     r = wrap(result_array(r, dt))
-    if needs_grad(A):
-        record(r, LinalgPinvBackward0, (A,), self=A, result=r)
+    if needs_grad(input):
+        record(r, LinalgPinvBackward0, (input,), self=input, result=r)
     return finish(r, out)
 
 
@@ -1595,9 +1630,13 @@ def _rank_dtype_check(a, rtol=None):
 
 
 @_linalg()
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
-    """Number of singular values above max(atol, rtol * largest), as int64."""
-    a = A._data
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """Number of singular values above max(atol, rtol * largest), as int64; ``tol`` is torch's
+    older spelling of an absolute ``atol`` (with ``rtol=0``)."""
+    if tol is not None and (atol is not None or rtol is not None):
+        raise TypeError("linalg_matrix_rank() received an invalid combination of arguments: "
+                        "tol cannot be given with atol or rtol")
+    a = input._data
     dt = _rank_dtype_check(a, rtol)
     _check_matrix(a, "linalg.matrix_rank", square=False)
     if tol is not None:
@@ -1611,14 +1650,14 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
 
 
 @_linalg()
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None, out=None):
     """Least-squares solution of A X = B, with torch's per-driver extra outputs.
 
     The solution is the minimum-norm least-squares one (as LAPACK's gelsy/gelsd
     give); ``residuals`` and ``singular_values`` are filled only for the drivers
     that return them in torch ('gelsd', 'gelss'; residuals also for 'gels').
     """
-    a, b = A._data, B._data
+    a, bb = input._data, b._data
     dt = _rank_dtype_check(a)
     if driver is None:
         driver = "gelsy"
@@ -1627,12 +1666,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            "(gels, gelsy, gelsd, gelss)")
     if a.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    if a.dtype != b.dtype:
+    if a.dtype != bb.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {_SHORT[dt]} and other's dtype "
                            f"{_SHORT[_dtype(b)]}")
-    vector = b.ndim == a.ndim - 1
-    bm = b[..., None] if vector else b
+    vector = bb.ndim == a.ndim - 1
+    bm = bb[..., None] if vector else bb
     m, n = a.shape[-2:]
     if bm.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
@@ -1665,14 +1704,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
         residuals = residuals[..., 0]
     rank = ranks.reshape(batch) if driver != "gels" else xp.zeros((0,), xp.int64)
     sv = svals.reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") else empty_real
-    return linalg_lstsq(wrap(result_array(sol, dt)), wrap(result_array(residuals, rd)),
-                        wrap(rank), wrap(result_array(sv, rd)))
+    return _finish_tuple(linalg_lstsq(wrap(result_array(sol, dt)),
+                                      wrap(result_array(residuals, rd)), wrap(rank),
+                                      wrap(result_array(sv, rd))), out)
 
 
 @_linalg("matrix_power")
 @register()
-def matrix_power(input, n):
+def matrix_power(input, n, *, out=None):
     """input multiplied by itself n times (n < 0 uses the inverse; n == 0 the identity)."""
+    if out is not None:
+        return finish(matrix_power(input, n), out)
     a = input._data
     _check_matrix(a, "linalg.matrix_power")
     if n == 0:
@@ -1789,15 +1831,15 @@ def _axes(dim, ndim):
 
 
 @_linalg()
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ``ord``-norm of x over ``dim`` (all elements by default), as a real tensor."""
-    a, rd = _norm_input(x._data, "linalg.vector_norm", dtype)
+    a, rd = _norm_input(input._data, "linalg.vector_norm", dtype)
     axes = _axes(dim, a.ndim)
     if a.ndim == 0:
         axes = None
     r = wrap(_vector_norm(a, ord, axes, keepdim, rd))
-    if needs_grad(x):
-        record(r, LinalgVectorNormBackward0, (x,), self=x, result=r, ord=float(ord),
+    if needs_grad(input):
+        record(r, LinalgVectorNormBackward0, (input,), self=input, result=r, ord=float(ord),
                dim=axes, keepdim=keepdim)
     return finish(r, out)
 
@@ -1876,15 +1918,16 @@ def _matrix_norm(a, ord, dim, keepdim, rd, name="linalg.matrix_norm"):
 
 
 @_linalg()
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over two dims: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
-    a, rd = _norm_input(A._data, "linalg.matrix_norm", dtype)
+    a, rd = _norm_input(input._data, "linalg.matrix_norm", dtype)
     r = wrap(_matrix_norm(a, ord, dim, keepdim, rd))  # also checks the arguments
-    if needs_grad(A):
+    if needs_grad(input):
         if ord == "fro":
-            r = vector_norm(A, 2, dim, keepdim, dtype=dtype)
+            r = vector_norm(input, 2, dim, keepdim, dtype=dtype)
         else:
-            r = _matrix_norm_graph(A if dtype is None else A.to(dtype), ord, dim, keepdim)
+            r = _matrix_norm_graph(input if dtype is None else input.to(dtype), ord, dim,
+                                   keepdim)
     return finish(r, out)
 
 
@@ -1909,24 +1952,24 @@ def _matrix_norm_graph(A, ord, dim, keepdim):
 
 
 @_linalg("norm")
-def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+def linalg_norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector or matrix norm, chosen by ``ord`` and ``dim`` like torch.linalg.norm."""
-    a = A._data
+    a = input._data
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) == 1:
             if isinstance(ord, str):
                 raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims[0]}")
-            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype,
+            return vector_norm(input, 2 if ord is None else ord, dims, keepdim, dtype=dtype,
                                out=out)
         if len(dims) != 2:
             raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                                f"Got {list(dims)}")
         if ord is None:
-            return vector_norm(A, 2, dims, keepdim, dtype=dtype, out=out)
-        return matrix_norm(A, ord, dims, keepdim, dtype=dtype, out=out)
+            return vector_norm(input, 2, dims, keepdim, dtype=dtype, out=out)
+        return matrix_norm(input, ord, dims, keepdim, dtype=dtype, out=out)
     if ord is None:
-        return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+        return vector_norm(input, 2, None, keepdim, dtype=dtype, out=out)
     if a.ndim not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {a.ndim}D.")
@@ -1934,8 +1977,8 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         if isinstance(ord, str):
             raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                                "dimensions.")
-        return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
-    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+        return vector_norm(input, ord, None, keepdim, dtype=dtype, out=out)
+    return matrix_norm(input, ord, (-2, -1), keepdim, dtype=dtype, out=out)
 
 
 @register()
@@ -2044,10 +2087,10 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 
 @_linalg()
-def cond(A, p=None, *, out=None):
+def cond(input, p=None, *, out=None):
     """Condition number: sigma_max / sigma_min for p None/2 (-2: the inverse ratio), else
     norm(A, p) * norm(inv(A), p)."""
-    a = A._data
+    a = input._data
     svd_based = p is None or p in (2, -2)
     # torch's first LAPACK call is an SVD for these orders (and for the 'nuc' norm)
     dt = _check_float(a, "linalg.inv",
@@ -2099,10 +2142,10 @@ def vander(x, *, N=None):
 
 
 @_linalg()
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve A X = B (or X A = B) for triangular A by substitution; no error when singular
     (the result then holds inf/nan, as in torch)."""
-    a, b = A._data, B._data
+    a, b = input._data, B._data
     _check_float(a, "linalg.solve_triangular", NotImplementedError, "triangular_solve_cpu",
                  NotImplementedError, empty_ok=False)
     if a.ndim < 2:
@@ -2136,3 +2179,286 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     if not left:
         x = xp.swapaxes(x, -1, -2)
     return finish(wrap(xp.ascontiguousarray(x)), out)
+
+
+# ----------------------------------------------------------------------------- *_ex variants
+# torch.linalg.inv_ex / cholesky_ex / solve_ex report a failing matrix in an int32 ``info``
+# tensor (LAPACK's: > 0 for singular or not positive-definite input) instead of raising,
+# unless ``check_errors=True``. Healthy matrices go through the same NumPy LAPACK calls as
+# the plain functions; only failing ones are worked through here, to find LAPACK's info and
+# the partial results LAPACK leaves behind.
+
+_I32 = xp.dtype(xp.int32)
+
+
+def _lu_partial_pivoting(m):
+    """LAPACK getf2 on one square matrix: (LU, row permutation, info), info the 1-based column
+    of the first zero pivot (0 when none). Elimination continues past a zero pivot."""
+    lu = m.astype(m.dtype, copy=True)
+    n = lu.shape[-1]
+    perm = xp.arange(n)
+    info = 0
+    # LAPACK's complex pivot search ranks by |re| + |im|
+    mag = (lambda v: xp.abs(v.real) + xp.abs(v.imag)) if xp.iscomplexobj(lu) else xp.abs
+    with xp.errstate(all="ignore"):
+        for k in range(n):
+            p = k + int(xp.argmax(mag(lu[k:, k])))  # the first largest, as i?amax
+            if p != k:
+                lu[[k, p]] = lu[[p, k]]
+                perm[[k, p]] = perm[[p, k]]
+            pivot = lu[k, k]
+            if pivot == 0:
+                if not info:
+                    info = k + 1
+                continue  # the column below is all zero: nothing to eliminate
+            lu[k + 1:, k] /= pivot
+            lu[k + 1:, k + 1:] -= xp.outer(lu[k + 1:, k], lu[k, k + 1:])
+    return lu, perm, info
+
+
+def _lu_solve(lu, perm, b):
+    """Solve (P L U) X = B from getf2's factors with IEEE arithmetic (inf/nan where a pivot is
+    zero, as LAPACK's getrs leaves them)."""
+    x = b[perm].astype(lu.dtype, copy=True)
+    n = lu.shape[-1]
+    with xp.errstate(all="ignore"):
+        for i in range(n):  # unit lower triangle
+            x[i] -= lu[i, :i] @ x[:i]
+        for i in range(n - 1, -1, -1):
+            x[i] = (x[i] - lu[i, i + 1:] @ x[i + 1:]) / lu[i, i]
+    return x
+
+
+def _singular_info(a, flat_ok):
+    """For each matrix of ``a`` (flattened batch) not marked in ``flat_ok``: getf2's factors
+    and info. A matrix LAPACK found singular but whose pivots here all come out nonzero (a
+    rounding difference) gets the column of its smallest pivot."""
+    out = {}
+    for i in xp.flatnonzero(~flat_ok):
+        lu, perm, info = _lu_partial_pivoting(a[i])
+        if not info:
+            info = int(xp.argmin(xp.abs(xp.diagonal(lu)))) + 1
+        out[int(i)] = (lu, perm, info)
+    return out
+
+
+def _lapack_per_matrix(fn, flat):
+    """``fn`` on each matrix of ``flat``: (results or None, ok mask); one batched call when none
+    fails."""
+    try:
+        return fn(flat), xp.ones(flat.shape[0], bool)
+    except _np_linalg.LinAlgError:
+        pass
+    res = xp.empty_like(flat)
+    ok = xp.ones(flat.shape[0], bool)
+    for i in range(flat.shape[0]):
+        try:
+            res[i] = fn(flat[i])
+        except _np_linalg.LinAlgError:
+            ok[i] = False
+    return res, ok
+
+
+def _ex_error(name, info, msg_of):
+    """LinAlgError for the first failing matrix (torch names its batch element)."""
+    flat = info.reshape(-1)
+    i = int(xp.flatnonzero(flat)[0])
+    where = f"(Batch element {i}): " if info.ndim else ""
+    return LinAlgError(f"{name}: {where}{msg_of(int(flat[i]))}")
+
+
+def _ex_out(result, info, out):
+    if out is None:
+        return result, info
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError("out must be a tuple of 2 tensors")
+    if out[1].dtype is not _dt.int32:
+        raise RuntimeError(f"Expected out tensor to have dtype int, but got "
+                           f"{_TYPE_NAMES.get(out[1].dtype, str(out[1].dtype))} instead")
+    return finish(result, out[0]), finish(info, out[1])
+
+
+def _inv_info(a):
+    """(inverses, int32 info) of the square matrices ``a`` (not empty-checked)."""
+    batch, n = a.shape[:-2], a.shape[-1]
+    info = xp.zeros(batch, _I32)
+    if a.size == 0:
+        return a.copy(), info
+    flat = a.reshape((-1, n, n))
+    res, ok = _lapack_per_matrix(_np_linalg.inv, flat)
+    eye = xp.eye(n, dtype=a.dtype)
+    for i, (lu, perm, k) in _singular_info(flat, ok).items():
+        res[i] = _lu_solve(lu, perm, eye)
+        info.reshape(-1)[i] = k
+    return res.reshape(a.shape), info
+
+
+@_linalg()
+def inv_ex(A, *, check_errors=False, out=None):
+    """Inverse of square matrices with LAPACK's ``info`` (int32, batch shaped): 0, or the
+    1-based column of the zero pivot of a singular matrix, whose ``inverse`` then holds the
+    inf/nan a failed solve leaves. ``check_errors=True`` raises LinAlgError instead."""
+    from .. import return_types as _rt
+    a = A._data
+    dt = _check_float(a, "linalg.inv")
+    _check_matrix(a, "linalg.inv")
+    r, info = _inv_info(a)
+    r = result_array(r, dt)
+    if check_errors and info.any():
+        raise _ex_error("linalg.inv_ex", info, _singular_msg)
+    r = wrap(r)
+    if needs_grad(A):
+        record(r, LinalgInvExBackward0, (A,), inverse=r)
+    return _rt.linalg_inv_ex(*_ex_out(r, wrap(info), out))
+
+
+def _partial_cholesky(m, k):
+    """The lower factor LAPACK's left-looking potf2 leaves when the leading minor of order
+    ``k`` fails: columns before k complete, the failing value on diagonal k, the rest of the
+    lower triangle as in ``m``."""
+    lower = xp.tril(m)
+    j = k - 1
+    with xp.errstate(all="ignore"):
+        if j:
+            l11 = _np_linalg.cholesky(m[:j, :j])
+            lower[:j, :j] = l11
+            # rows below: L21 = A21 L11^-H
+            lower[j:, :j] = _np_linalg.solve(l11.conj(), m[j:, :j].T).T
+        row = lower[j, :j]
+        # potrf reads only the real part of a diagonal entry
+        lower[j, j] = m[j, j].real - (row * row.conj()).real.sum()
+    return lower
+
+
+def _failing_order(m):
+    """The order of the first leading minor of ``m`` that is not positive-definite (leading
+    minors past a failing one fail too, so a bisection finds it)."""
+    lo, hi = 1, m.shape[-1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        try:
+            _np_linalg.cholesky(m[:mid, :mid])
+            lo = mid + 1
+        except _np_linalg.LinAlgError:
+            hi = mid
+    return lo
+
+
+@_linalg()
+def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
+    """Cholesky factor with LAPACK's ``info`` (int32, batch shaped): 0, or the order of the
+    leading minor that is not positive-definite, where ``L`` holds the partial factorisation
+    LAPACK leaves. ``check_errors=True`` raises LinAlgError instead."""
+    from .. import return_types as _rt
+    a = input._data
+    dt = _check_float(a, "linalg.cholesky", NotImplementedError, "cholesky_cpu")
+    _check_matrix(a, "linalg.cholesky")
+    batch, n = a.shape[:-2], a.shape[-1]
+    info = xp.zeros(batch, _I32)
+    if a.size == 0:
+        r = a.copy()
+    else:
+        flat = a.reshape((-1, n, n))
+        if upper:  # LAPACK's 'U' factorisation reads the upper triangle: factor A^H's lower
+            flat = xp.conj(xp.swapaxes(flat, -1, -2))
+        res, ok = _lapack_per_matrix(_np_linalg.cholesky, flat)
+        # NumPy lets NaN through; potrf stops at the first NaN pivot it meets
+        nan_pivot = xp.isnan(xp.diagonal(res, axis1=-2, axis2=-1)).any(-1) & ok
+        ok &= ~nan_pivot
+        for i in xp.flatnonzero(~ok):
+            if nan_pivot[i]:
+                k = int(xp.argmax(xp.isnan(xp.diagonal(res[i])))) + 1
+            else:
+                k = _failing_order(flat[i])
+            res[i] = _partial_cholesky(flat[i], k)
+            info.reshape(-1)[i] = k
+        r = res.reshape(a.shape)
+        if upper:
+            r = xp.conj(xp.swapaxes(r, -1, -2))
+        r = xp.ascontiguousarray(result_array(r, dt))
+    if check_errors and info.any():
+        raise _ex_error("linalg.cholesky_ex", info, _NOT_PD.format)
+    r = wrap(r)
+    if needs_grad(input):
+        record(r, LinalgCholeskyExBackward0, (input,), L=r, upper=upper)
+    return _rt.linalg_cholesky_ex(*_ex_out(r, wrap(info), out))
+
+
+@_linalg()
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """Solve A X = B (X A = B with ``left=False``) with LAPACK's ``info`` (int32, shaped like
+    A's batch): 0, or the 1-based column of the zero pivot of a singular A, whose solution
+    then holds inf/nan. ``check_errors=True`` raises LinAlgError instead."""
+    from .. import return_types as _rt
+    a = A._data
+    n = a.shape[-1] if a.ndim >= 2 else 0
+    flat_ok, singular = None, {}
+    if a.ndim >= 2 and a.size and a.shape[-1] == a.shape[-2] and \
+            _dtype(a)._category >= 2 and _dtype(a) not in _LOW:
+        flat = a.reshape((-1, n, n))
+        _, flat_ok = _lapack_per_matrix(_np_linalg.inv, flat)
+        singular = _singular_info(flat, flat_ok)
+    info = xp.zeros(a.shape[:-2] if a.ndim >= 2 else (), _I32)
+    for i, (_, _, k) in singular.items():
+        info.reshape(-1)[i] = k
+    if check_errors and info.any():
+        raise _ex_error("torch.linalg.solve_ex", info,
+                        lambda k: "The solver failed because the input matrix is singular.")
+    if not singular:
+        r = solve(A, B, left=left)
+    else:
+        r = _solve_singular(A, B, left, singular)
+    return _rt.linalg_solve_ex(*_ex_out(r, wrap(info), out))
+
+
+def _solve_singular(A, B, left, singular):
+    """``solve`` for a batch holding singular matrices: the healthy ones through LAPACK, the
+    singular ones through the getf2 factors of A (inf/nan as LAPACK leaves), transposed for
+    ``left=False`` as LAPACK's getrs('T') does."""
+    a, b = A._data, B._data
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    at = a if left else xp.swapaxes(a, -1, -2)
+    bm = b[..., None] if vector else (b if left else xp.swapaxes(b, -1, -2))
+    if bm.shape[-2] != at.shape[-1]:
+        return solve(A, B, left=left)  # solve raises torch's shape error
+    batch = _batch_shape(a.shape[:-2], bm.shape[:-2])
+    n = a.shape[-1]
+    a_b = xp.broadcast_to(at, batch + at.shape[-2:]).reshape((-1, n, n))
+    b_b = xp.broadcast_to(bm, batch + bm.shape[-2:]).reshape((-1,) + bm.shape[-2:])
+    # the matrix of A (flattened batch index) each broadcast problem uses
+    n_a = 1
+    for d in a.shape[:-2]:
+        n_a *= d
+    owner = xp.broadcast_to(xp.arange(n_a).reshape(a.shape[:-2]), batch).reshape(-1)
+    res = xp.empty(b_b.shape, a.dtype)
+    for p in range(a_b.shape[0]):
+        fact = singular.get(int(owner[p]))
+        if fact is None:
+            res[p] = _np_linalg.solve(a_b[p], b_b[p])
+        elif left:
+            res[p] = _lu_solve(fact[0], fact[1], b_b[p])
+        else:
+            res[p] = _lu_solve_transposed(fact[0], fact[1], b_b[p])
+    r = res.reshape(batch + bm.shape[-2:])
+    if vector:
+        r = r[..., 0]
+    elif not left:
+        r = xp.swapaxes(r, -1, -2)
+    r = wrap(xp.ascontiguousarray(result_array(r, _dtype(a))))
+    if needs_grad(A, B):
+        record(r, LinalgSolveExBackward0, (A, B), A=A, left=left, result=r, vector=vector)
+    return r
+
+
+def _lu_solve_transposed(lu, perm, b):
+    """Solve A^T X = B from getf2's factors of A (P A = L U, so A^T = U^T L^T P)."""
+    x = b.astype(lu.dtype, copy=True)
+    n = lu.shape[-1]
+    with xp.errstate(all="ignore"):
+        for i in range(n):  # U^T is lower triangular
+            x[i] = (x[i] - lu[:i, i] @ x[:i]) / lu[i, i]
+        for i in range(n - 1, -1, -1):  # L^T is unit upper triangular
+            x[i] -= lu[i + 1:, i] @ x[i + 1:]
+    out = xp.empty_like(x)
+    out[perm] = x
+    return out

@@ -39,7 +39,8 @@ __all__ = [
     "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any", "logsumexp",
     "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "sort", "argsort", "msort",
     "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "unique_consecutive",
-    "count_nonzero", "bincount", "histc", "diff",
+    "count_nonzero", "bincount", "histc", "diff", "isin", "trapezoid", "trapz",
+    "cumulative_trapezoid",
 ]
 
 _by_np = _dt._by_np
@@ -106,7 +107,8 @@ def _finish_tuple(res, out):
         return res
     if len(out) != len(res):
         raise TypeError(f"out must be a tuple of {len(res)} tensors")
-    return type(res)(*(finish(r, o) for r, o in zip(res, out)))
+    done = [finish(r, o) for r, o in zip(res, out)]
+    return tuple(done) if type(res) is tuple else type(res)(*done)
 
 
 def _reject_complex(a, name, err=NotImplementedError):
@@ -539,8 +541,11 @@ def _extreme_all(input, name, fn):
 
 
 @register()
-def max(input, dim=None, keepdim=False, *, out=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim``, ``(values, indices)``; with a tensor, :func:`maximum`."""
+    if other is not None:  # torch.max(input, other=...)
+        _one_of_dim_other("max", dim, keepdim)
+        dim = other
     if isinstance(dim, Tensor):
         import glasstorch
         return glasstorch.maximum(input, dim, out=out)
@@ -553,8 +558,11 @@ def max(input, dim=None, keepdim=False, *, out=None):
 
 
 @register()
-def min(input, dim=None, keepdim=False, *, out=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """Smallest element; with ``dim``, ``(values, indices)``; with a tensor, :func:`minimum`."""
+    if other is not None:  # torch.min(input, other=...)
+        _one_of_dim_other("min", dim, keepdim)
+        dim = other
     if isinstance(dim, Tensor):
         import glasstorch
         return glasstorch.minimum(input, dim, out=out)
@@ -564,6 +572,12 @@ def min(input, dim=None, keepdim=False, *, out=None):
     return _finish_tuple(_record_select(
         _extreme_dim(input, dim, keepdim, "min", xp.argmin, _rt.min), input, dim, keepdim,
         MinBackward0), out)
+
+
+def _one_of_dim_other(name, dim, keepdim):
+    if dim is not None or keepdim:
+        raise TypeError(f"{name}() received an invalid combination of arguments: 'other' "
+                        f"cannot be given with 'dim' or 'keepdim'")
 
 
 def _record_all(r, input, node):
@@ -678,13 +692,13 @@ class AminBackward0(AmaxBackward0):
 
 
 @register()
-def amax(input, dim=(), keepdim=False, *, out=None):
+def amax(input, dim=None, keepdim=False, *, out=None):
     """Maximum over ``dim`` (int or tuple; all by default), NaN propagating."""
     return finish(_amax_like(input, dim, keepdim, "amax", xp.max), out)
 
 
 @register()
-def amin(input, dim=(), keepdim=False, *, out=None):
+def amin(input, dim=None, keepdim=False, *, out=None):
     """Minimum over ``dim`` (int or tuple; all by default), NaN propagating."""
     return finish(_amax_like(input, dim, keepdim, "amin", xp.min), out)
 
@@ -780,8 +794,13 @@ def any(input, dim=None, keepdim=False, *, out=None):
 
 
 @register()
-def count_nonzero(input, dim=None):
-    """Number of nonzero elements along ``dim`` (int or tuple), as int64."""
+def count_nonzero(input, *dims, dim=None):
+    """Number of nonzero elements along ``dim`` (int or tuple), as int64; the method also
+    takes the dims as varargs (``x.count_nonzero(0, 1)``)."""
+    if dims:
+        if dim is not None:
+            raise TypeError("count_nonzero() got multiple values for argument 'dim'")
+        dim = dims[0] if len(dims) == 1 else dims
     a = input._data
     r = xp.count_nonzero(a, axis=_axes(a, dim))
     return wrap(xp.asarray(r, dtype=_int64))
@@ -1011,12 +1030,12 @@ def sort(input, dim=-1, descending=False, *, stable=None, out=None):
 
 
 @register()
-def argsort(input, dim=-1, descending=False, *, stable=False):
+def argsort(input, dim=-1, descending=False, *, stable=False, out=None):
     """Indices that sort ``input`` along ``dim``."""
     a = input._data
     d = _one_dim(a, dim)
     c = _sort_keys(a)
-    return wrap(xp.zeros((), _int64) if d is None else _argsort(c, d, descending))
+    return finish(wrap(xp.zeros((), _int64) if d is None else _argsort(c, d, descending)), out)
 
 
 @register()
@@ -1274,6 +1293,40 @@ def _record_unique_consecutive(values, input):
     return values
 
 
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
+    """Whether each of ``elements`` occurs in ``test_elements`` (either may be a Python number,
+    not both), compared in their promoted dtype; ``invert=True`` negates. A bool tensor."""
+    el_t, te_t = isinstance(elements, Tensor), isinstance(test_elements, Tensor)
+    if not (el_t or te_t) or not (el_t or _is_number(elements)) or \
+            not (te_t or _is_number(test_elements)):
+        raise TypeError(
+            f"isin() received an invalid combination of arguments - got "
+            f"({type(elements).__name__}, {type(test_elements).__name__}), but expected one of "
+            f"(Tensor elements, Tensor test_elements), (Number element, Tensor test_elements) "
+            f"or (Tensor elements, Number test_element)")
+    for v in (elements, test_elements):
+        dt = v.dtype if isinstance(v, Tensor) else _dt.scalar_dtype(v)
+        if dt is _bool or dt.is_complex:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {_short(dt)}")
+    common = _dt.result_dtype(elements, test_elements)
+    if common._limited:
+        raise NotImplementedError(f"\"isin_default_cpu\" not implemented for "
+                                  f"'{_dt.scalar_type_name(common)}'")
+    if out is not None and isinstance(out, Tensor) and out.dtype is not _bool:
+        raise RuntimeError(f"Expected out tensor to have dtype bool, but got "
+                           f"{_short(out.dtype).lower()} instead")
+    cnp = compute_dtype(common)
+    a = xp.asarray(elements._data if el_t else elements).astype(cnp, copy=False)
+    b = xp.asarray(test_elements._data if te_t else test_elements).astype(cnp, copy=False)
+    # NaN is never found, as NaN != NaN in torch's comparison
+    r = xp.isin(a, b, assume_unique=bool(assume_unique), invert=bool(invert))
+    return finish(wrap(xp.asarray(r, dtype=xp.bool_)), out)
+
+
+def _is_number(v):
+    return isinstance(v, (bool, int, float, complex)) or isinstance(v, xp.generic)
+
+
 # ----------------------------------------------------------------------------- counting
 
 @register()
@@ -1328,8 +1381,10 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
 
 
 @register()
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """``n``-th forward difference along ``dim`` (xor for bool), after prepend/append."""
+    if out is not None:
+        return finish(diff(input, n, dim, prepend, append), out)
     a = input._data
     if a.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -1382,3 +1437,116 @@ def _as_nd(t, ref, d):
         shape[d] = 1
         arr = xp.broadcast_to(arr, shape)
     return arr
+
+
+# ----------------------------------------------------------------------------- trapezoid
+# Composed of recorded ops (select, narrow, add, mul, sum, cumsum) in torch's order, so
+# autograd, dtypes and grad_fn names come out as torch's; the final multiply or divide by a
+# Python number is torch's Scalar overload (MulBackward1 / DivBackward1).
+
+class MulBackward1(Node):
+    """Gradient of ``tensor * number`` (torch's ``mul.Scalar``)."""
+
+    def backward(self, grad):
+        return grad * self._saved_other
+
+
+class DivBackward1(Node):
+    """Gradient of ``tensor / number`` (torch's ``div.Scalar``)."""
+
+    def backward(self, grad):
+        return grad / self._saved_other
+
+
+def _scalar_op(t, other, divide):
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
+        r = t / other if divide else t * other
+    if needs_grad(t):
+        record(r, DivBackward1 if divide else MulBackward1, (t,), other=other)
+    return r
+
+
+def _trapezoid_args(name, y, x, dx, dim):
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{name}(): argument 'y' (position 1) must be Tensor, not "
+                        f"{type(y).__name__}")
+    if x is not None and (dx is not None or not isinstance(x, Tensor)):
+        got = ", ".join([type(y).__name__, type(x).__name__] +
+                        ([f"dx={type(dx).__name__}"] if dx is not None else []))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of: (Tensor y, Tensor x, *, int dim = -1) "
+                        f"or (Tensor y, *, Number dx = 1, int dim = -1)")
+    if dx is None:
+        dx = 1
+    elif x is None and (isinstance(dx, (bool, complex)) or not _is_number(dx)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return x, dx
+
+
+def _spacing(name, y, x, d):
+    """The differences of ``x`` along ``d``, shaped to broadcast against ``y``'s."""
+    if y.dtype is _bool or x.dtype is _bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           f"supported")
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y.ndim
+        shape[d] = x.shape[0]
+        x = x.view(shape)
+    elif x.ndim < y.ndim:
+        x = x.view((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    m = x.shape[d]
+    return x.narrow(d, 1, m - 1) - x.narrow(d, 0, m - 1) if m else x
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Integral of ``y`` along ``dim`` by the trapezoidal rule, over sample points ``x`` (a
+    tensor) or a constant spacing ``dx`` (default 1). An empty ``dim`` integrates to 0."""
+    x, dx = _trapezoid_args("trapezoid", y, x, dx, dim)
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    if n == 0:
+        return wrap(xp.zeros(y.shape[:d] + y.shape[d + 1:], dtype=y._data.dtype))
+    if x is None:
+        if y.dtype is _bool:
+            raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not "
+                               "supported")
+        inner = y.sum(d) - (y.select(d, 0) + y.select(d, -1)) * 0.5
+        return _scalar_op(inner, float(dx), divide=False)
+    h = _spacing("trapezoid", y, x, d)
+    total = (h * (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))).sum(d)
+    return _scalar_op(total, 2.0, divide=True)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """Alias of :func:`trapezoid` (``trapz(y, x, *, dim)`` or ``trapz(y, *, dx=1, dim)``)."""
+    if isinstance(dx, complex) or (dx is not None and not _is_number(dx)):
+        # trapz's dx is a C double (trapezoid's a Scalar): complex is a signature mismatch
+        raise TypeError(f"trapz(): argument 'dx' must be float, not {type(dx).__name__}")
+    return trapezoid(y, x, dx=None if dx is None else float(dx), dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Running trapezoidal integral of ``y`` along ``dim`` (one value fewer than ``y`` has
+    there), over sample points ``x`` or a constant spacing ``dx`` (default 1)."""
+    x, dx = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
+    if y.dtype is _bool and x is None:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool "
+                           "is not supported")
+    if x is not None and (y.dtype is _bool or x.dtype is _bool):
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `x` or `y`, but "
+                           "bool is not supported")
+    if y.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    m = builtins.max(n - 1, 0)
+    pairs = y.narrow(d, 0, m) + y.narrow(d, builtins.min(1, n), m)
+    if x is None:
+        return (float(dx) / 2.0 * pairs).cumsum(d)
+    h = _spacing("cumulative_trapezoid", y, x, d)
+    return _scalar_op((h * pairs).cumsum(d), 2.0, divide=True)

@@ -23,6 +23,7 @@ import warnings
 import glasstorch as _gt
 
 from .._core import dtype as _dt
+from .._core.device import device as _device
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from . import _policy
@@ -36,7 +37,14 @@ __all__ = [
     "set_autocast_cpu_dtype", "set_autocast_gpu_dtype",
 ]
 
-_DEVICES = ("cpu", "cuda")
+# The device types torch has an autocast state for, with their default low-precision dtype.
+# Only 'cpu' and 'cuda' change how glasstorch's tensors compute (they stand in for both); the
+# others keep their switches as torch does, and like torch's they leave CPU tensors alone.
+_DEFAULT_DTYPES = {"cpu": _dt.bfloat16, "cuda": _dt.float16, "mps": _dt.float16,
+                   "xpu": _dt.float16, "hpu": _dt.bfloat16, "xla": _dt.bfloat16,
+                   "ipu": _dt.float16, "privateuseone": _dt.float16, "mtia": _dt.float16,
+                   "maia": _dt.bfloat16}
+_DEVICES = tuple(_DEFAULT_DTYPES)
 _SUPPORTED = (_dt.bfloat16, _dt.float16)
 _f32, _f64 = _dt.float32, _dt.float64
 
@@ -45,8 +53,9 @@ class _State(threading.local):
     """Autocast state, one per thread (torch's autocast state is thread-local)."""
 
     def __init__(self):
-        self.enabled = {"cpu": False, "cuda": False}
-        self.dtype = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
+        self.enabled = dict.fromkeys(_DEVICES, False)
+        # any device type torch parses can hold a dtype; 'hip' starts at float16 as in torch
+        self.dtype = dict(_DEFAULT_DTYPES, hip=_dt.float16)
         self.cache_enabled = True
         self.nesting = 0
         self.cache = {}
@@ -63,47 +72,87 @@ class _State(threading.local):
 _state = _State()
 
 
+def _device_type(device_type, fn, position=1):
+    """The device type named by ``device_type`` ('cuda:1' -> 'cuda'), parsed like torch.device
+    (its RuntimeError for unknown names); TypeError for non-strings, as torch's bindings."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"{fn}(): argument 'device_type' (position {position}) must be str, not "
+                        f"{type(device_type).__name__}")
+    return _device(device_type).type
+
+
+def _keyed(device_type, fn):
+    """A device type that has autocast state; torch's RuntimeError for the others."""
+    dt = _device_type(device_type, fn)
+    if dt not in _state.enabled:
+        raise RuntimeError("unknown device type for autocast in "
+                           "get_autocast_dispatch_key_from_device_type")
+    return dt
+
+
+def _check_bool(value, fn, position):
+    if not isinstance(value, bool):
+        raise TypeError(f"{fn}(): argument 'enabled' (position {position}) must be bool, not "
+                        f"{type(value).__name__}")
+
+
 def _check_device(device_type):
+    """The autocast context manager's device check (ValueError for a non-string, as torch)."""
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-    if device_type not in _DEVICES:
+    dt = _device(device_type).type
+    if dt not in _DEVICES:
         raise RuntimeError(f"User specified an unsupported autocast device_type "
                            f"'{device_type}'")
+    if dt == "privateuseone":
+        raise AssertionError(
+            "Tried to use AMP with the `privateuseone` backend, but the backend has not "
+            "registered a module or  the module miss some necessary funcs. The backend should "
+            "register a module by `torch._register_device_module`, and the module must have "
+            "these funcs: \n`get_amp_supported_dtype() -> List[torch.dtype]`. \n")
+    return dt
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast supports ``device_type`` ('cpu' and 'cuda')."""
-    return device_type in _DEVICES
+    """Whether autocast has a state for ``device_type`` (cpu, cuda, mps, xpu, hpu, xla, ipu,
+    privateuseone, mtia, maia); False for other device types, RuntimeError for unknown names."""
+    return _device_type(device_type, "_is_autocast_available") in _state.enabled
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Whether autocast is on for ``device_type`` (default 'cuda', as in torch)."""
     if device_type is None:
-        device_type = "cuda"
-    _check_device(device_type)
-    return _state.enabled[device_type]
+        return _state.enabled["cuda"]
+    return _state.enabled[_keyed(device_type, "is_autocast_enabled")]
 
 
 def set_autocast_enabled(device_type, enabled=None) -> None:
     """Turn autocast on/off for a device type (``set_autocast_enabled(enabled)`` = 'cuda')."""
     if enabled is None:
+        _check_bool(device_type, "set_autocast_enabled", 1)
         device_type, enabled = "cuda", device_type
-    _check_device(device_type)
-    _state.enabled[device_type] = bool(enabled)
+    else:
+        _check_bool(enabled, "set_autocast_enabled", 2)
+    _state.enabled[_keyed(device_type, "set_autocast_enabled")] = enabled
     _state.refresh()
 
 
 def get_autocast_dtype(device_type: str):
     """The lower-precision dtype autocast uses for ``device_type``."""
-    _check_device(device_type)
-    return _state.dtype[device_type]
+    d = _state.dtype.get(_device_type(device_type, "get_autocast_dtype"))
+    if d is None:
+        raise RuntimeError("unsupported scalarType")
+    return d
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
     """Set the lower-precision dtype autocast uses for ``device_type`` when ``autocast`` is given no
     dtype."""
-    _check_device(device_type)
-    _state.dtype[device_type] = dtype
+    dt = _device_type(device_type, "set_autocast_dtype")
+    if not isinstance(dtype, _dt.dtype):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be "
+                        f"torch.dtype, not {type(dtype).__name__}")
+    _state.dtype[dt] = dtype
 
 
 def is_autocast_cache_enabled() -> bool:
@@ -174,7 +223,7 @@ class autocast:
     """
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-        _check_device(device_type)
+        device_type = _check_device(device_type)
         self.device = device_type
         self.fast_dtype = _state.dtype[device_type] if dtype is None else dtype
         self._cache_enabled = _state.cache_enabled if cache_enabled is None else cache_enabled

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 from .._tensor import inference_mode_flag
 
@@ -46,7 +47,19 @@ class _Mode:
 
     def __call__(self, fn):
         if inspect.isclass(fn):
-            raise TypeError(f"{type(self).__name__} cannot decorate a class")
+            # torch still allows it (the constructor runs under the mode), with a warning
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.", FutureWarning, stacklevel=2)
+            cls = fn
+
+            def fn(*args, **kwargs):
+                return cls(*args, **kwargs)
+        elif not callable(fn):
+            raise TypeError(f"{type(self).__name__} can only decorate a callable, got "
+                            f"{type(fn).__name__}")
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
@@ -78,7 +91,17 @@ class _Mode:
         return type(self)()
 
 
-class no_grad(_Mode):
+class _NoParamMode(_Mode):
+    """A mode that takes no arguments, so it also decorates bare: ``@no_grad`` as well as
+    ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamMode):
     """Disable graph recording inside the block (or the decorated function)."""
 
     def __enter__(self):
@@ -90,7 +113,7 @@ class no_grad(_Mode):
         return False
 
 
-class enable_grad(_Mode):
+class enable_grad(_NoParamMode):
     """Re-enable graph recording inside a ``no_grad`` region."""
 
     def __enter__(self):
@@ -106,9 +129,21 @@ class set_grad_enabled(_Mode):
     """Set recording on or off; takes effect at once, and as a context manager restores."""
 
     def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
         self._prev = _state.grad_enabled
-        self.mode = bool(mode)
-        _state.grad_enabled = self.mode
+        self.mode = mode
+        _state.grad_enabled = mode
+
+    def __call__(self, fn):
+        # as a decorator, the switch made by the constructor is undone: only calls of ``fn``
+        # run with the mode
+        _state.grad_enabled = self._prev
+        return super().__call__(fn)
+
+    def __repr__(self):
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
 
     def __enter__(self):
         pass
@@ -123,10 +158,17 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like ``no_grad``, and marks the block as inference (``is_inference_mode_enabled``)."""
+    """Like ``no_grad``, and marks the block as inference (``is_inference_mode_enabled``).
+    ``inference_mode(False)`` is a no-op block; bare ``@inference_mode`` decorates like
+    ``@inference_mode()``."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # the argument is the function being decorated
 
     def __init__(self, mode: bool = True):
-        self.mode = bool(mode)
+        self.mode = mode
 
     def __enter__(self):
         self._prev = (_state.grad_enabled, _state.inference, inference_mode_flag[0])

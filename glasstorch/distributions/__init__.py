@@ -10,6 +10,7 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .constraint_registry import biject_to, transform_to
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -29,12 +30,17 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
     ExpTransform,
     IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
     SigmoidTransform,
     SoftmaxTransform,
+    StackTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
@@ -43,13 +49,15 @@ from .transforms import (
 from .uniform import Uniform
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
-    "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+    "Categorical", "ComposeTransform", "CorrCholeskyTransform", "Dirichlet", "Distribution",
+    "ExpRelaxedCategorical",
     "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Independent",
-    "IndependentTransform", "Laplace", "LogNormal", "MixtureSameFamily",
-    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Poisson", "PowerTransform", "RelaxedOneHotCategorical", "SigmoidTransform",
-    "SoftmaxTransform", "StickBreakingTransform", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "constraints", "identity_transform",
-    "kl_divergence", "register_kl", "transforms",
+    "IndependentTransform", "Laplace", "LogNormal", "LowerCholeskyTransform",
+    "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Poisson", "PositiveDefiniteTransform",
+    "PowerTransform", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform",
+    "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform",
+    "kl_divergence", "register_kl", "transform_to", "transforms",
 ]

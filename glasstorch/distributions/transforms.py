@@ -11,12 +11,14 @@ import glasstorch as torch
 import glasstorch.nn.functional as F
 
 from . import constraints
-from .utils import _sum_rightmost, clamp_probs
+from .utils import _sum_rightmost, clamp_probs, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-    "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
-    "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
+    "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "identity_transform",
 ]
 
 
@@ -644,3 +646,239 @@ class StickBreakingTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return shape[:-1] + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """Square matrices to lower-triangular ones with a positive diagonal: keeps the strictly
+    lower triangle and exponentiates the diagonal (not bijective; no log-determinant)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices to positive-definite ones: ``L @ L.mT`` with ``L`` the
+    LowerCholeskyTransform of the input; the inverse goes through a Cholesky factorisation."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length D(D-1)/2 to Cholesky factors of D x D correlation
+    matrices: tanh into (-1, 1), laid out in the strictly lower triangle, then each row scaled
+    by stick breaking so that it has unit norm (bijective)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = torch.tanh(x)
+        eps = torch.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # the remaining length of each row's stick after each entry
+        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype)
+        return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - torch.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        # stick breaking contributes half the log of each row's remaining squared length;
+        # tanh contributes log(1 - tanh(x)**2), written stably
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return shape[:-1] + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return shape[:-2] + (d * (d - 1) // 2,)
+
+
+class CatTransform(Transform):
+    """Apply ``tseq[i]`` to the ``i``-th block of ``dim`` (block sizes ``lengths``, default 1
+    each) and concatenate the results."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("CatTransform expects a sequence of Transforms")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(f"CatTransform got {len(self.transforms)} transforms but "
+                             f"{len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self):
+        """The size of ``dim`` the transform expects (the sum of ``lengths``)."""
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _check(self, x):
+        if not -x.dim() <= self.dim < x.dim():
+            raise ValueError(f"CatTransform: dim {self.dim} is out of range for an input with "
+                             f"{x.dim()} dims")
+        if x.size(self.dim) != self.length:
+            raise ValueError(f"CatTransform: expected size {self.length} along dim {self.dim}, "
+                             f"got {x.size(self.dim)}")
+
+    def _blocks(self, *values):
+        start = 0
+        for trans, length in zip(self.transforms, self.lengths):
+            yield (trans,) + tuple(v.narrow(self.dim, start, length) for v in values)
+            start += length
+
+    def _call(self, x):
+        self._check(x)
+        return torch.cat([t(xs) for t, xs in self._blocks(x)], dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y)
+        return torch.cat([t.inv(ys) for t, ys in self._blocks(y)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x)
+        self._check(y)
+        terms = []
+        for trans, xs, ys in self._blocks(x, y):
+            term = trans.log_abs_det_jacobian(xs, ys)
+            if trans.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - trans.event_dim)
+            terms.append(term)
+        # blocks along a batch dim are concatenated; along an event dim they are summed
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim += self.event_dim
+        if dim < 0:
+            return torch.cat(terms, dim=dim)
+        return sum(terms[1:], terms[0])
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        """The constraint the inputs satisfy."""
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        """The constraint the outputs satisfy."""
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Apply ``tseq[i]`` to the ``i``-th slice of ``dim`` and stack the results."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("StackTransform expects a sequence of Transforms")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, z):
+        if not -z.dim() <= self.dim < z.dim():
+            raise ValueError(f"StackTransform: dim {self.dim} is out of range for an input "
+                             f"with {z.dim()} dims")
+        if z.size(self.dim) != len(self.transforms):
+            raise ValueError(f"StackTransform: expected size {len(self.transforms)} along dim "
+                             f"{self.dim}, got {z.size(self.dim)}")
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x):
+        return torch.stack([t(xs) for xs, t in zip(self._slices(x), self.transforms)],
+                           dim=self.dim)
+
+    def _inverse(self, y):
+        return torch.stack([t.inv(ys) for ys, t in zip(self._slices(y), self.transforms)],
+                           dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        terms = [t.log_abs_det_jacobian(xs, ys)
+                 for xs, ys, t in zip(self._slices(x), self._slices(y), self.transforms)]
+        return torch.stack(terms, dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        """The constraint the inputs satisfy."""
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        """The constraint the outputs satisfy."""
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)

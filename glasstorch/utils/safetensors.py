@@ -112,16 +112,23 @@ def load(data: bytes):
     return out
 
 
+# the float8 formats: one byte each, so no byte order to mind
+_F8_NAMES = {"F8_E4M3": _dt.float8_e4m3fn, "F8_E5M2": _dt.float8_e5m2,
+             "F8_E4M3FNUZ": _dt.float8_e4m3fnuz, "F8_E5M2FNUZ": _dt.float8_e5m2fnuz,
+             "F8_E8M0": _dt.float8_e8m0fnu}
 _NP_NAMES = {"F64": _dt.float64, "F32": _dt.float32, "F16": _dt.float16, "BF16": _dt.bfloat16,
              "I64": _dt.int64, "I32": _dt.int32, "I16": _dt.int16, "I8": _dt.int8,
-             "U8": _dt.uint8, "BOOL": _dt.bool_, "C64": _dt.complex64}
+             "U64": _dt.uint64, "U32": _dt.uint32, "U16": _dt.uint16,
+             "U8": _dt.uint8, "BOOL": _dt.bool_, "C64": _dt.complex64, **_F8_NAMES}
 
 
 class _Slice:
-    """``f.get_slice(name)``: shape/dtype without reading, ``[...]`` reads just that part."""
+    """``f.get_slice(name)``: shape/dtype without reading, ``[...]`` reads just that part
+    (float8 tensors, which the numpy reader cannot build, are read whole, then indexed)."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, read_whole):
         self._inner = inner
+        self._read_whole = read_whole
 
     def get_shape(self):
         return self._inner.get_shape()
@@ -130,6 +137,8 @@ class _Slice:
         return self._inner.get_dtype()
 
     def __getitem__(self, index):
+        if self._inner.get_dtype() in _F8_NAMES:
+            return self._read_whole()[index]
         return _tensor(self._inner[index])
 
 
@@ -142,7 +151,9 @@ class safe_open:
             raise ValueError(f"framework {framework!r} is not supported by "
                              f"glasstorch.utils.safetensors; use 'pt'")
         _check_device(device)
-        self._f = _package().safe_open(os.fspath(filename), framework="numpy")
+        self._path = os.fspath(filename)
+        self._f = _package().safe_open(self._path, framework="numpy")
+        self._header = None
 
     def __enter__(self):
         self._f.__enter__()
@@ -165,8 +176,26 @@ class safe_open:
 
     def get_tensor(self, name):
         """Read the tensor ``name`` as a glasstorch tensor."""
+        if self._f.get_slice(name).get_dtype() in _F8_NAMES:
+            return self._read_float8(name)
         return _tensor(self._f.get_tensor(name))
 
     def get_slice(self, name):
         """A lazy handle on tensor ``name``: index it to read only part of the data."""
-        return _Slice(self._f.get_slice(name))
+        return _Slice(self._f.get_slice(name), lambda: self._read_float8(name))
+
+    def _read_float8(self, name):
+        # the package's numpy reader has no float8 types, so read the bytes at the offsets
+        # the (already validated) header gives
+        import json
+        import struct
+        with open(self._path, "rb") as fh:
+            if self._header is None:
+                (n,) = struct.unpack("<Q", fh.read(8))
+                self._header = (8 + n, json.loads(fh.read(n)))
+            start, info = self._header[0], self._header[1][name]
+            begin, end = info["data_offsets"]
+            fh.seek(start + begin)
+            data = bytearray(fh.read(end - begin))
+        dtype = _F8_NAMES[info["dtype"]]
+        return _wrap(xp.frombuffer(data, dtype=dtype.np).reshape(info["shape"]))

@@ -48,9 +48,8 @@ def test_errors():
         gt.ones(2).requires_grad_().__dlpack__()
     with pytest.raises(BufferError):
         torch.ones(2, requires_grad=True).__dlpack__()
-    with pytest.raises(TypeError):
-        from_dlpack(np.arange(3, dtype=np.uint32))
-    with pytest.raises(TypeError):
+    assert from_dlpack(np.arange(3, dtype=np.uint32)).dtype is gt.uint32  # as torch 2.13
+    with pytest.raises(RuntimeError):  # as torch's
         from_dlpack([1, 2])
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import warnings
-import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 from ... import debug as _debug
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
@@ -25,37 +25,11 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
            "register_module_parameter_registration_hook",
            "register_module_module_registration_hook"]
 
-_hook_ids = itertools.count()
 _M = TypeVar("_M", bound="Module")
 
 
-class RemovableHandle:
-    """Returned by every ``register_*_hook``; ``remove()`` unregisters the hook."""
-
-    def __init__(self, hooks_dict, *extra_dicts):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.extra_dict_refs = tuple(weakref.ref(d) for d in extra_dicts)
-        self.id = next(_hook_ids)
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref,) + self.extra_dict_refs:
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-class _HookDict(OrderedDict):
-    """An ordered dict of hooks (OrderedDict so it can be weak-referenced)."""
-
-
 def _add_hook(hooks, hook, prepend=False, *extra):
-    handle = RemovableHandle(hooks, *extra)
+    handle = RemovableHandle(hooks, extra_dict=list(extra))
     hooks[handle.id] = hook
     if prepend:
         hooks.move_to_end(handle.id, last=False)
@@ -63,14 +37,14 @@ def _add_hook(hooks, hook, prepend=False, *extra):
 
 
 # global hooks (torch.nn.modules.module.register_module_*)
-_global_forward_pre_hooks = _HookDict()
-_global_forward_hooks = _HookDict()
-_global_forward_hooks_always_called = _HookDict()
-_global_backward_hooks = _HookDict()
-_global_backward_pre_hooks = _HookDict()
-_global_buffer_registration_hooks = _HookDict()
-_global_parameter_registration_hooks = _HookDict()
-_global_module_registration_hooks = _HookDict()
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
 
 
 def register_module_forward_pre_hook(hook):
@@ -170,7 +144,7 @@ class Module:
                      "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
                      "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
                      "_load_state_dict_post_hooks"):
-            d[name] = _HookDict()
+            d[name] = OrderedDict()
         d["_is_full_backward_hook"] = None
 
     # ------------------------------------------------------------------ forward
@@ -570,7 +544,7 @@ class Module:
         for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
                      "_forward_hooks_always_called", "_state_dict_pre_hooks",
                      "_load_state_dict_post_hooks", "_backward_pre_hooks"):
-            self.__dict__.setdefault(name, _HookDict())
+            self.__dict__.setdefault(name, OrderedDict())
         self.__dict__.setdefault("_is_full_backward_hook", None)
 
     # ------------------------------------------------------------------ traversal

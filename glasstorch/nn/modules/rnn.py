@@ -106,6 +106,18 @@ class RNNBase(Module):
     def _flat_weights(self):
         return [getattr(self, n, None) for n in self._flat_weights_names]
 
+    def __getstate__(self):
+        # torch's RNN modules keep this list in their __dict__ and read it after unpickling
+        state = super().__getstate__()
+        state["_flat_weights"] = self._flat_weights
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        for derived in ("_flat_weights", "_flat_weight_refs"):  # a property here
+            state.pop(derived, None)
+        super().__setstate__(state)
+
     @property
     def all_weights(self):
         """Parameters grouped per layer and direction, in torch's order."""

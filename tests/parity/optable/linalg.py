@@ -716,3 +716,76 @@ OPS = [
         *lib.qr(a, *args)), lambda d, r: [S(_a(r, (4, 3), d)), S(_a(r, (4, 3), d), False)],
         dtypes=FC, tol=LOOSE, covers=("Tensor.qr",)),
 ]
+
+
+# ----------------------------------------------------------------------------- *_ex variants
+
+def _healthy(lib, value, info, k=2):
+    """``value`` where ``info`` is 0, zeros elsewhere (what LAPACK leaves in a failed solve is
+    not specified)."""
+    ok = (info == 0).reshape(tuple(info.shape) + (1,) * k)
+    return lib.where(ok, value, lib.zeros_like(value))
+
+
+def _inv_ex(lib, a, **kw):
+    r = lib.linalg.inv_ex(a, **kw)
+    return _healthy(lib, r.inverse, r.info), r.info
+
+
+def _solve_ex(lib, a, b, **kw):
+    r = lib.linalg.solve_ex(a, b, **kw)
+    value = r.result.resolve_conj() if lib.__name__ == "torch" else r.result
+    if r.info.ndim == 0 or value.ndim == r.info.ndim + 2:
+        return _healthy(lib, value, r.info, value.ndim - r.info.ndim), r.info
+    return value, r.info
+
+
+def inv_ex_samples(dtype, rng):
+    yield from singular_samples(dtype, rng)
+    z = np.stack([np.eye(3), np.zeros((3, 3))]).astype(_a(rng, (1,), dtype).dtype)
+    yield S(z, check_errors=True)
+    yield S(_well(rng, (3, 3), dtype), check_errors=True)
+    m = _a(rng, (4, 4), dtype)
+    m[:, 1] = 0  # the second pivot is zero: info 2
+    yield S(m)
+
+
+def cholesky_ex_samples(dtype, rng):
+    yield from square_samples(_pd)(dtype, rng)
+    bad = -_well(rng, (2, 3, 3), dtype) if dtype != "int64" else _a(rng, (2, 3, 3), dtype)
+    yield S(bad)  # not positive-definite: info and LAPACK's partial factor
+    yield S(bad, upper=True)
+    yield S(bad, check_errors=True)
+    yield S(_pd(rng, (3, 3), dtype), upper=True, check_errors=True)
+    m = _pd(rng, (4, 4), dtype)
+    if dtype not in ("int64", "float16", "bfloat16"):
+        m[2, 2] = -1  # fails at order 3, after two good columns
+    yield S(m)
+
+
+def solve_ex_samples(dtype, rng):
+    yield from solve_samples(dtype, rng)
+    z = np.stack([np.eye(3), np.zeros((3, 3))]).astype(_a(rng, (1,), dtype).dtype)
+    yield S(z, _a(rng, (3, 2), dtype))
+    yield S(z, _a(rng, (3,), dtype), check_errors=True)
+    yield S(_well(rng, (3, 3), dtype), _a(rng, (3, 2), dtype), check_errors=True)
+
+
+OPS += [
+    OpInfo("linalg.inv_ex", _catch(_inv_ex), inv_ex_samples, dtypes=DECOMP, tol=LOOSE),
+    OpInfo("linalg.inv_ex_grad", lambda lib, a: lib.linalg.inv_ex(a).inverse,
+           invertible_samples, dtypes=("float32", "float64"), tol=LOOSE, grad=True),
+    OpInfo("linalg.cholesky_ex",
+           _catch(lambda lib, a, **kw: tuple(lib.linalg.cholesky_ex(a, **kw))),
+           cholesky_ex_samples, dtypes=DECOMP, tol=LOOSE),
+    OpInfo("linalg.cholesky_ex_grad", lambda lib, a, **kw: lib.linalg.cholesky_ex(a, **kw).L,
+           lambda d, r: [S(_pd(r, (3, 3), d)), S(_pd(r, (2, 3, 3), d), upper=True)],
+           dtypes=("float32", "float64"), tol=LOOSE, grad=True,
+           # cholesky reads one triangle; its gradient (like torch's) is the symmetric one
+           gradcheck=False),
+    OpInfo("linalg.solve_ex", _catch(_solve_ex), solve_ex_samples, dtypes=DECOMP, tol=LOOSE),
+    OpInfo("linalg.solve_ex_grad", lambda lib, a, b, **kw: lib.linalg.solve_ex(a, b, **kw).result,
+           lambda d, r: [S(_well(r, (3, 3), d), _a(r, (3, 2), d)),
+                         S(_well(r, (3, 3), d), _a(r, (2, 3), d), left=False)],
+           dtypes=("float32", "float64"), tol=LOOSE, grad=True),
+]

@@ -531,3 +531,51 @@ OPS += [
            covers=("Tensor.corrcoef",), tol={"float16": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)},
            grad=True),
 ]
+
+
+# ----------------------------------------------------------------------------- isin, trapezoid
+
+def _isin_samples(dtype, rng):
+    a = make_array(rng, (3, 4), dtype, 0, 6)
+    b = make_array(rng, (5,), dtype, 0, 6)
+    yield S(a, b)
+    yield S(a, b, invert=True)
+    yield S(a, b, assume_unique=True)
+    yield S(T(a), b)
+    yield S(make_array(rng, (), dtype, 0, 6), b)
+    yield S(make_array(rng, (0,), dtype), b)
+    yield S(a, make_array(rng, (0,), dtype))
+    yield S(a, 2)
+    yield S(3, b)
+    yield S(a, make_array(rng, (4,), "float32", 0, 6))  # promoted comparison
+    if dtype in NAN:
+        yield S(_with_nan(dtype, rng), np.array([np.nan, 1.0], dtype=a.dtype))  # NaN never found
+
+
+def _trapezoid_samples(dtype, rng):
+    y = make_array(rng, (3, 5), dtype)
+    x = np.sort(make_array(rng, (5,), dtype, 0, 8))
+    yield S(y)
+    yield S(y, x)
+    yield S(y, dx=0.5)
+    yield S(y, dx=2)
+    yield S(y, dim=0)
+    yield S(y, np.sort(make_array(rng, (3, 5), dtype, 0, 8), axis=1))  # x like y
+    yield S(make_array(rng, (2, 3, 4), dtype), make_array(rng, (3, 4), dtype))  # x padded
+    yield S(T(make_array(rng, (4, 5), dtype)), make_array(rng, (4,), dtype), dim=0)
+    yield S(make_array(rng, (1,), dtype))
+    yield S(make_array(rng, (2, 0), dtype))
+    yield S(y, make_array(rng, (4,), dtype))  # one x per sample point, refused
+    yield S(make_array(rng, (), dtype))  # 0-d, refused
+    yield S(y, dim=2)  # out of range
+
+
+OPS += [
+    OpInfo("isin", lambda lib, a, b, **kw: lib.isin(a, b, **kw), _isin_samples, dtypes=ALL),
+    OpInfo("trapezoid", lambda lib, y, *a, **kw: lib.trapezoid(y, *a, **kw), _trapezoid_samples,
+           dtypes=REALS, grad=True),
+    OpInfo("trapz", lambda lib, y, *a, **kw: lib.trapz(y, *a, **kw), _trapezoid_samples,
+           dtypes=("int64", "float32", "float64"), grad=True),
+    OpInfo("cumulative_trapezoid", lambda lib, y, *a, **kw: lib.cumulative_trapezoid(y, *a, **kw),
+           _trapezoid_samples, dtypes=REALS, grad=True),
+]
