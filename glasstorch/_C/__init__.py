@@ -220,6 +220,7 @@ _FORWARDED = {
     "DisableTorchFunction": ("glasstorch.overrides", "DisableTorchFunction"),
     "_is_torch_function_mode_enabled": ("glasstorch.overrides",
                                         "_is_torch_function_mode_enabled"),
+    "_LinAlgError": ("glasstorch._ops.linalg", "LinAlgError"),  # torch.linalg.LinAlgError
 }
 
 
@@ -238,3 +239,4 @@ def __getattr__(name):
 
 
 __all__ = ["Generator", "Stream", "Event", "is_grad_enabled", "_nn"]
+

@@ -115,7 +115,7 @@ def as_device(d) -> device:
     if d.type == "cpu":
         return CPU
     if d.type == "cuda":
-        raise RuntimeError(
+        raise AssertionError(  # torch's CPU build raises this type
             "Torch not compiled with CUDA enabled: glasstorch runs on the CPU for now "
             f"(requested device '{d}'). Check glasstorch.cuda.is_available() first.")
     raise RuntimeError(f"glasstorch cannot place tensors on device '{d}': only 'cpu' is supported")

@@ -35,6 +35,6 @@ def test_tensors_live_on_cpu_and_cuda_requests_fail_clearly():
     assert x.cpu() is x and x.to("cpu") is x
     assert gt.cuda.is_available() is False and gt.cuda.device_count() == 0
     for make in (lambda: x.cuda(), lambda: x.to("cuda"), lambda: gt.zeros(2, device="cuda:0")):
-        with pytest.raises(RuntimeError, match="CUDA"):
+        with pytest.raises(AssertionError, match="CUDA"):  # torch's CPU build: the same type
             make()
     gt.cuda.manual_seed_all(0)  # harmless without CUDA, as in torch
