@@ -1,0 +1,1 @@
+"""One program per library; each module registers its cases with ``_support.case``."""

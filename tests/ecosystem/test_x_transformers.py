@@ -1,0 +1,18 @@
+"""x-transformers on glasstorch vs real torch's recorded outputs (programs/x_transformers.py)."""
+
+import pytest
+
+from ._harness import LibraryRun, installed, recorded_cases
+
+LIB, MODULE = "x_transformers", "x_transformers"
+pytestmark = pytest.mark.skipif(not installed(MODULE), reason=f"{MODULE} is not installed")
+
+
+@pytest.fixture(scope="module")
+def run():
+    return LibraryRun(LIB)
+
+
+@pytest.mark.parametrize("name", recorded_cases(LIB))
+def test_case(run, name):
+    run.check(name)
