@@ -282,7 +282,7 @@ class Tensor:
         """The address of the tensor's first element."""
         return data_ptr(self._data)
 
-    def is_contiguous(self, memory_format=None) -> bool:
+    def is_contiguous(self, *, memory_format=None) -> bool:
         """Whether the strides are the row-major ones for the shape (or those of ``memory_format``,
         e.g. ``channels_last``)."""
         if memory_format is None or memory_format is contiguous_format:
@@ -578,25 +578,28 @@ class Tensor:
         return sorted(set(object.__dir__(self)))
 
     # ------------------------------------------------------------------ device/dtype moves
-    def cpu(self, memory_format=None):
-        """The tensor itself: it is already on the CPU."""
-        return self
+    def cpu(self, *, memory_format=None):
+        """The tensor itself: it is already on the CPU (a copy only where ``memory_format``
+        asks for another layout)."""
+        if memory_format is None or memory_format is preserve_format:
+            return self
+        return self.to(memory_format=memory_format)
 
-    def cuda(self, device=None, non_blocking=False, memory_format=None):
+    def cuda(self, device=None, non_blocking=False, *, memory_format=None):
         """Raises RuntimeError: glasstorch has no CUDA device."""
         as_device("cuda" if device is None else
                   (f"cuda:{device}" if isinstance(device, int) else device))
 
-    def type(self, dtype=None, non_blocking=False):
+    def type(self, dtype=None, non_blocking=False, *, memory_format=None):
         """Without ``dtype``, the legacy type name (``'torch.FloatTensor'``); with one (a dtype or
-        such a name), the tensor cast to it."""
+        such a name), the tensor cast to it (laid out as ``memory_format``, if given)."""
         if dtype is None:
             return _legacy_type_name(self.dtype)
         if isinstance(dtype, str):
             dtype = _legacy_name_to_dtype(dtype)
         elif isinstance(dtype, _LegacyTensorType):  # torch.LongTensor and friends
             dtype = dtype.dtype
-        return self.to(dtype)
+        return self.to(dtype, memory_format=memory_format)
 
     def type_as(self, other):
         """The tensor cast to ``other``'s dtype."""
@@ -723,6 +726,9 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
+# torch's defaults for methods defined above these constants existed
+Tensor.is_contiguous.__kwdefaults__ = {"memory_format": contiguous_format}
+Tensor.cpu.__kwdefaults__ = {"memory_format": preserve_format}
 
 _LEGACY_NAMES = {
     _dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",

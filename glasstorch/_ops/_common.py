@@ -49,8 +49,8 @@ def register_inplace(fn, name=None):
     """Derive ``Tensor.<name>_``: compute ``fn`` out of place, then write into self."""
     name = name or fn.__name__ + "_"
 
-    def inplace(self, *args, **kwargs):
-        return assign_inplace(self, fn(self, *args, **kwargs))
+    def inplace(input, *args, **kwargs):  # ``input``: torch's name in torch.relu_(input)
+        return assign_inplace(input, fn(input, *args, **kwargs))
 
     inplace.__name__ = inplace.__qualname__ = name
     inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."

@@ -18,6 +18,7 @@ from ._common import (
     Tensor,
     assign_inplace,
     compute_array,
+    finish,
     needs_grad,
     record,
     register,
@@ -228,7 +229,7 @@ class RreluWithNoiseBackward0(Node):
 rrelu_ = _inplace(rrelu, RreluWithNoiseBackward0)
 
 
-def threshold(input, threshold, value):
+def threshold(input, threshold, value, *, out=None):
     """input where input > threshold, else value."""
     a = input._data
     dt = _by_np[a.dtype]
@@ -244,7 +245,7 @@ def threshold(input, threshold, value):
     r = wrap(result_array(xp.where(c > threshold, c, xp.asarray(value).astype(c.dtype)), dt))
     if needs_grad(input):
         record(r, ThresholdBackward0, (input,), self=input, threshold=threshold)
-    return r
+    return finish(r, out)
 
 
 class ThresholdBackward0(Node):
@@ -307,7 +308,7 @@ celu_ = _inplace(celu, CeluBackward0)
 
 # ----------------------------------------------------------------------------- smooth ones
 
-def gelu(input, approximate="none"):
+def gelu(input, *, approximate="none", out=None):
     """x * Phi(x), or its tanh approximation with ``approximate='tanh'``."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -322,7 +323,7 @@ def gelu(input, approximate="none"):
         r += t(1.0)
         r *= a
         r *= t(0.5)
-    return _finish(input, r, dt, GeluBackward0, approximate=approximate)
+    return finish(_finish(input, r, dt, GeluBackward0, approximate=approximate), out)
 
 
 class GeluBackward0(Node):
@@ -403,12 +404,12 @@ class MishBackward0(Node):
         return grad * (th + x * x.sigmoid() * (1 - th * th))
 
 
-def logsigmoid(input):
+def logsigmoid(input, *, out=None):
     """log(sigmoid(x)), computed without overflow."""
     a, dt = _float_input(input, "log_sigmoid_cpu")
     with xp.errstate(all="ignore"):
         r = xp.minimum(a, 0) - xp.log1p(xp.exp(-xp.abs(a)))
-    return _finish(input, r, dt, LogSigmoidBackward0)
+    return finish(_finish(input, r, dt, LogSigmoidBackward0), out)
 
 
 class LogSigmoidBackward0(Node):
@@ -416,14 +417,14 @@ class LogSigmoidBackward0(Node):
         return grad * (-self._saved_self).sigmoid()
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold."""
     a, dt = _float_input(input, "softplus_cpu")
     t = a.dtype.type
     with xp.errstate(all="ignore"):
         z = a * t(beta)
         r = xp.where(z > threshold, a, xp.log1p(xp.exp(z)) / t(beta))
-    return _finish(input, r, dt, SoftplusBackward0, beta=beta, threshold=threshold)
+    return finish(_finish(input, r, dt, SoftplusBackward0, beta=beta, threshold=threshold), out)
 
 
 class SoftplusBackward0(Node):
@@ -469,11 +470,11 @@ hardsigmoid_ = _inplace(hardsigmoid)
 
 
 @register()
-def hardshrink(input, lambd=0.5):
+def hardshrink(input, lambd=0.5, *, out=None):
     """x where |x| > lambd, else 0."""
     a, dt = _float_input(input, "hardshrink_cpu")
     r = xp.where((a >= -lambd) & (a <= lambd), a.dtype.type(0), a)
-    return _finish(input, r, dt, HardshrinkBackward0, lambd=lambd)
+    return finish(_finish(input, r, dt, HardshrinkBackward0, lambd=lambd), out)
 
 
 class HardshrinkBackward0(Node):
@@ -482,14 +483,14 @@ class HardshrinkBackward0(Node):
         return grad.masked_fill((x >= -lam) & (x <= lam), 0)
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input, lambd=0.5, *, out=None):
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
     a, dt = _float_input(input, "softshrink_check")
     if not lambd >= 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     t = a.dtype.type
     r = xp.where(a > lambd, a - t(lambd), xp.where(a < -lambd, a + t(lambd), t(0)))
-    return _finish(input, r, dt, SoftshrinkBackward0, lambd=lambd)
+    return finish(_finish(input, r, dt, SoftshrinkBackward0, lambd=lambd), out)
 
 
 class SoftshrinkBackward0(Node):
@@ -538,7 +539,7 @@ def _softmax_input(input, dim, dtype, kernel):
 
 
 @register()
-def softmax(input, dim, dtype=None):
+def softmax(input, dim, dtype=None, *, out=None):
     """exp(x) / sum(exp(x)) along ``dim`` (after casting to ``dtype`` if given)."""
     input, a, dt, d = _softmax_input(input, dim, dtype, "softmax_lastdim_kernel_impl")
     if a.ndim == 0:
@@ -550,7 +551,7 @@ def softmax(input, dim, dtype=None):
     r = wrap(result_array(r, dt))
     if needs_grad(input):
         record(r, SoftmaxBackward0, (input,), result=r, dim=d)
-    return r
+    return finish(r, out)
 
 
 class SoftmaxBackward0(Node):
@@ -563,7 +564,7 @@ class SoftmaxBackward0(Node):
 
 
 @register()
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim, dtype=None, *, out=None):
     """x - logsumexp(x) along ``dim`` (after casting to ``dtype`` if given)."""
     input, a, dt, d = _softmax_input(input, dim, dtype, "log_softmax_lastdim_kernel_impl")
     if a.ndim == 0:
@@ -579,7 +580,7 @@ def log_softmax(input, dim, dtype=None):
     r = wrap(result_array(r, dt))
     if needs_grad(input):
         record(r, LogSoftmaxBackward0, (input,), result=r, dim=d)
-    return r
+    return finish(r, out)
 
 
 class LogSoftmaxBackward0(Node):

@@ -134,7 +134,7 @@ def _scale_of(scale, e):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
+                                 is_causal=False, *, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with optional dropout on the probabilities."""
     groups = _check(query, key, value, attn_mask, dropout_p, enable_gqa)
     L, S = query.shape[-2], key.shape[-2]
@@ -184,10 +184,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _keep_mask(shape, p, cnp):
     """Kept elements scaled by 1/(1-p), dropped ones 0, from glasstorch's generator."""
-    from .random import _np_gen
+    from .random import _bernoulli_mask
     if p >= 1.0:
         return xp.zeros(shape, cnp)
-    keep = _np_gen(None).random(shape, dtype=xp.float32) >= p
+    keep = _bernoulli_mask(shape, 1 - p)  # torch's dropout: noise.bernoulli_(1 - p)
     return keep.astype(cnp) * cnp.type(1.0 / (1.0 - p))
 
 
@@ -425,16 +425,54 @@ def _rnn_stack(mode, data, sizes, h0, c0, params, has_biases, num_layers, dropou
     return x, gt.stack(hs, 0), (gt.stack(cs, 0) if lstm else None)
 
 
-def _rnn_kernel(mode, args):
+_PADDED_ARGS = ("input", "hx", "params", "has_biases", "num_layers", "dropout", "train",
+                "bidirectional", "batch_first")
+_PACKED_ARGS = ("data", "batch_sizes", "hx", "params", "has_biases", "num_layers", "dropout",
+                "train", "bidirectional")
+
+
+def _rnn_args(mode, args, kwargs):
+    """``(packed, the 9 arguments)`` bound by position and torch's keyword names to one of its
+    two overloads."""
+    if "data" in kwargs or "batch_sizes" in kwargs:
+        packed = True
+    elif "input" in kwargs or "batch_first" in kwargs:
+        packed = False
+    elif len(args) > 3:
+        packed = not isinstance(args[3], bool)  # args[3]: params, not has_biases
+    else:  # the packed overload's second argument is the int64 batch_sizes
+        packed = len(args) > 1 and isinstance(args[1], Tensor) and \
+            not args[1].dtype.is_floating_point
+    names = _PACKED_ARGS if packed else _PADDED_ARGS
+    name = mode.lower()
+    if len(args) > len(names):
+        raise TypeError(f"{name}() takes {len(names)} positional arguments but {len(args)} "
+                        f"were given")
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+        if k in bound:
+            raise TypeError(f"{name}() got multiple values for argument '{k}'")
+        bound[k] = v
+    missing = [n for n in names if n not in bound]
+    if missing:
+        raise TypeError(f"{name}() missing {len(missing)} required arguments: "
+                        f"{', '.join(repr(n) for n in missing)}")
+    return packed, [bound[n] for n in names]
+
+
+def _rnn_kernel(mode, args, kwargs):
     """Both of torch's overloads: (input, hx, params, has_biases, num_layers, dropout, train,
     bidirectional, batch_first) and (data, batch_sizes, hx, params, has_biases, num_layers,
     dropout, train, bidirectional)."""
     lstm = mode == "LSTM"
-    if len(args) == 9 and not isinstance(args[3], bool):  # args[3]: params, not has_biases
+    packed, args = _rnn_args(mode, args, kwargs)
+    if packed:
         data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidir = args
         sizes = [int(b) for b in batch_sizes._data]
         flat, T, B, batch_first = data, None, None, False
-    elif len(args) == 9:
+    else:
         inp, hx, params, has_biases, num_layers, dropout, train, bidir, batch_first = args
         if inp.dim() != 3:
             raise RuntimeError(f"input must have 3 dimensions, got {inp.dim()}")
@@ -442,8 +480,6 @@ def _rnn_kernel(mode, args):
         T, B = x.shape[0], x.shape[1]
         sizes = [B] * T
         flat = x.reshape(T * B, x.shape[2])
-    else:
-        raise TypeError(f"{mode.lower()}() expected 9 arguments, got {len(args)}")
     h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
     out, h_n, c_n = _rnn_stack(mode, flat, sizes, h0, c0, list(params), has_biases,
                                num_layers, float(dropout), train, bidir)
@@ -454,24 +490,24 @@ def _rnn_kernel(mode, args):
     return (out, h_n, c_n) if lstm else (out, h_n)
 
 
-def lstm(*args):
+def lstm(*args, **kwargs):
     """torch.lstm: a multi-layer LSTM over a padded or packed batch -> (output, h_n, c_n)."""
-    return _rnn_kernel("LSTM", args)
+    return _rnn_kernel("LSTM", args, kwargs)
 
 
-def gru(*args):
+def gru(*args, **kwargs):
     """torch.gru: a multi-layer GRU over a padded or packed batch -> (output, h_n)."""
-    return _rnn_kernel("GRU", args)
+    return _rnn_kernel("GRU", args, kwargs)
 
 
-def rnn_tanh(*args):
+def rnn_tanh(*args, **kwargs):
     """torch.rnn_tanh: a multi-layer tanh RNN -> (output, h_n)."""
-    return _rnn_kernel("RNN_TANH", args)
+    return _rnn_kernel("RNN_TANH", args, kwargs)
 
 
-def rnn_relu(*args):
+def rnn_relu(*args, **kwargs):
     """torch.rnn_relu: a multi-layer ReLU RNN -> (output, h_n)."""
-    return _rnn_kernel("RNN_RELU", args)
+    return _rnn_kernel("RNN_RELU", args, kwargs)
 
 
 def _cell_gates(input, hx, w_ih, w_hh, b_ih, b_hh, name):

@@ -22,7 +22,7 @@ __all__ = ["clone"]
 
 
 def _copy_in_format(a, memory_format):
-    """A fresh copy of ``a`` laid out as ``memory_format`` asks."""
+    """A fresh copy of ``a`` laid out as ``memory_format`` asks (None: preserve_format)."""
     if memory_format is channels_last or memory_format is channels_last_3d:
         want = 4 if memory_format is channels_last else 5
         if a.ndim != want:
@@ -30,14 +30,14 @@ def _copy_in_format(a, memory_format):
         order = (0,) + tuple(range(2, a.ndim)) + (1,)
         back = (0, a.ndim - 1) + tuple(range(1, a.ndim - 1))
         return xp.ascontiguousarray(a.transpose(order)).transpose(back)
-    if memory_format is preserve_format:
+    if memory_format is preserve_format or memory_format is None:
         # like torch's empty_like: follow the input's stride order (e.g. keep a transpose)
         return xp.copy(a, order="K")
     return xp.ascontiguousarray(a) if a.ndim else a.copy()
 
 
 @register()
-def clone(input, *, memory_format=preserve_format):
+def clone(input, *, memory_format=None):
     """A copy with its own storage (keeps a dense layout such as a transpose)."""
     out = wrap(_copy_in_format(input._data, memory_format))
     if needs_grad(input):
@@ -51,9 +51,9 @@ class CloneBackward0(Node):
 
 
 @register()
-def contiguous(input, memory_format=contiguous_format):
+def contiguous(input, *, memory_format=contiguous_format):
     """``input`` itself when already contiguous in ``memory_format``, else a copy."""
-    if input.is_contiguous(memory_format):
+    if input.is_contiguous(memory_format=memory_format):
         return input
     if _debug._on:
         _debug._impl().implicit_copy(input)
@@ -77,8 +77,11 @@ def _parse_to(args, kwargs):
 
 
 @register()
-def to(input, *args, non_blocking=False, copy=False, memory_format=preserve_format, **kwargs):
-    """Convert dtype and/or device; returns ``input`` itself when nothing changes."""
+def to(input, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
+    """Convert dtype and/or device; returns ``input`` itself when nothing changes
+    (``memory_format`` None keeps the layout, as preserve_format)."""
+    if memory_format is None:
+        memory_format = preserve_format
     dtype, device = _parse_to(args, kwargs)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -86,7 +89,7 @@ def to(input, *args, non_blocking=False, copy=False, memory_format=preserve_form
     a = input._data
     same_dtype = dtype is None or dtype.np == a.dtype
     if same_dtype and not copy and (memory_format is preserve_format or
-                                    input.is_contiguous(memory_format)):
+                                    _suggested_format(input) is memory_format):
         return input
     if memory_format is not preserve_format:
         a = _copy_in_format(a, memory_format)
@@ -96,6 +99,17 @@ def to(input, *args, non_blocking=False, copy=False, memory_format=preserve_form
     if needs_grad(input):
         record(out, ToCopyBackward0, (input,))
     return out
+
+
+def _suggested_format(t):
+    """torch's ``suggest_memory_format``: the format ``to`` keeps a tensor in without copying
+    (channels last for 4-d/5-d tensors laid out so, else contiguous, whatever the strides)."""
+    nd = t._data.ndim
+    if nd in (4, 5) and not t.is_contiguous():
+        fmt = channels_last if nd == 4 else channels_last_3d
+        if t.is_contiguous(memory_format=fmt):
+            return fmt
+    return contiguous_format
 
 
 class ToCopyBackward0(Node):
@@ -119,8 +133,9 @@ for _name, _d in (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.
 
 
 @register()
-def copy_(self, src, non_blocking=False):
-    """Copy ``src`` into ``self`` in place, broadcasting and converting dtype."""
+def copy_(self, other, non_blocking=False):
+    """Copy ``other`` into ``self`` in place, broadcasting and converting dtype."""
+    src = other
     s = src._data if isinstance(src, Tensor) else xp.asarray(src)
     try:
         b = xp.broadcast_to(s, self._data.shape)

@@ -135,7 +135,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(_array_from_data(data, dtype), requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, *, dtype=None, device=None):
     """Like ``tensor`` but shares memory with Tensors and NumPy arrays when it can."""
     as_device(device)
     if isinstance(data, Tensor):
@@ -146,9 +146,16 @@ def as_tensor(data, dtype=None, device=None):
     return wrap(_array_from_data(data, dtype))
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    """torch.asarray: share memory unless ``copy=True`` or a conversion forces it."""
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """torch.asarray: share memory unless ``copy=True`` or a conversion forces it.
+    ``requires_grad`` unset keeps the tensor's own flag (torch 2.13 warns about that change)."""
     as_device(device)
+    if requires_grad is None and isinstance(obj, Tensor) and obj.requires_grad and \
+            (dtype is None or dtype is obj.dtype) and not copy:
+        warnings.warn("torch.asarray: unspecified requires_grad now defaults to "
+                      "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
+                      "to get the old behavior and silence this warning.", UserWarning,
+                      stacklevel=2)
     if isinstance(obj, Tensor):
         t = obj
         if dtype is not None and dtype is not t.dtype:
@@ -158,7 +165,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
         elif copy:
             t = t.clone()
     elif isinstance(obj, xp.ndarray) and not copy:
-        t = as_tensor(obj, dtype)
+        t = as_tensor(obj, dtype=dtype)
     else:
         t = wrap(_array_from_data(obj, dtype))
     if requires_grad:
@@ -300,8 +307,10 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
                  requires_grad, pin_memory, "full_like")
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A 0-d tensor holding ``s``, of the default dtype unless ``dtype`` is given."""
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """A 0-d tensor holding ``s``, of the default dtype unless ``dtype`` is given (always
+    strided: torch ignores ``layout`` here)."""
     check_pin_memory(pin_memory, "scalar_tensor")
     return _finish(xp.asarray(s, dtype=_dtype_or_default(dtype).np), requires_grad)
 
@@ -310,12 +319,17 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is float."""
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is float.
+    ``arange(n)`` and ``arange(end=n)`` start at 0."""
     as_device(device)
     check_pin_memory(pin_memory, "arange")
-    if end is None:
+    if start is None:
+        if end is None:
+            raise TypeError("arange() missing 1 required positional argument: 'end'")
+        start = 0
+    elif end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
     for bound in (start, end):
@@ -335,15 +349,13 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     return _finish(arr, requires_grad)
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
           requires_grad=False):
     """Deprecated inclusive range (torch.range); prefer ``arange``."""
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=2)
-    if end is None:
-        start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1
     arr = (start + xp.arange(n, dtype=xp.float64) * step).astype(_dtype_or_default(dtype).np)
     return _finish(arr, requires_grad)

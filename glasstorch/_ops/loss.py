@@ -554,7 +554,7 @@ def _reduce_t(loss, reduction):
     return loss
 
 
-def kl_div(input, target, reduction=0, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     """Pointwise KL divergence ``target * (log target - input)`` (input is log-probabilities)."""
     import glasstorch as gt
     if not (input.dtype.is_floating_point or input.dtype.is_complex) or \

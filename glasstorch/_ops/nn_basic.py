@@ -15,6 +15,7 @@ from ._common import (
     Node,
     assign_inplace,
     compute_array,
+    finish,
     needs_grad,
     record,
     result_array,
@@ -32,8 +33,10 @@ _by_np = _dt._by_np
 
 # ----------------------------------------------------------------------------- linear
 
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None, *, out=None):
     """input @ weight.T + bias, as one GEMM (``addmm`` for 2-D input, like torch)."""
+    if out is not None:
+        return finish(linear(input, weight, bias), out)
     from .linalg import addmm, matmul, mm
     wt = weight.t()
     nd = input.dim()
@@ -112,9 +115,10 @@ _ALPHA = 1.7580993408473766  # -selu_scale * selu_alpha: where selu saturates
 
 
 def _keep_mask(shape, p, dt):
-    """Bernoulli(1 - p) noise of dtype ``dt`` from the default generator."""
-    from .random import _np_gen
-    keep = _np_gen(None).random(shape, dtype=xp.float32) >= p
+    """Bernoulli(1 - p) noise of dtype ``dt`` from the default generator, drawn as torch's
+    ``noise.bernoulli_(1 - p)`` (so masks match torch's for the seed)."""
+    from .random import _bernoulli_mask
+    keep = _bernoulli_mask(shape, 1 - p)
     return keep.astype(xp.float64 if dt is _dt.float64 else xp.float32)
 
 
@@ -396,9 +400,9 @@ def _arange(n):
     return arange(n)
 
 
-def one_hot(tensor, num_classes=-1):
-    """int64 one-hot encoding: shape tensor.shape + (num_classes,)."""
-    a = tensor._data
+def one_hot(input, num_classes=-1):
+    """int64 one-hot encoding: shape input.shape + (num_classes,)."""
+    a = input._data
     if a.dtype != xp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:

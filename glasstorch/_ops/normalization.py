@@ -72,9 +72,13 @@ def _normalized_grad(g, xhat, invstd, w, axes):
 # ----------------------------------------------------------------------------- batch norm
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                      eps):
+                      eps, *, out=None):
     """``(output, save_mean, save_invstd)``; in training the running stats (if given) are
     updated in place with the unbiased variance, the output uses the biased one."""
+    if out is not None:
+        from .reduction import _finish_tuple
+        return _finish_tuple(native_batch_norm(input, weight, bias, running_mean, running_var,
+                                               training, momentum, eps), out)
     dt = _check_float(input, "batch_norm")
     if input.dim() < 2:
         raise RuntimeError(f"batch_norm(): expected input to have at least 2 dims, got "
@@ -149,7 +153,7 @@ class NativeBatchNormBackward0(Node):
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
-               cudnn_enabled=True):
+               cudnn_enabled):
     """Batch normalisation over every dim but 1 (``torch.batch_norm``)."""
     return native_batch_norm(input, weight, bias, running_mean, running_var, training,
                              momentum, eps)[0]
@@ -285,7 +289,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
 # ----------------------------------------------------------------------------- instance / rms
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
-                  eps, cudnn_enabled=True):
+                  eps, cudnn_enabled):
     """Instance normalisation: batch norm of the input viewed as one sample of N*C channels;
     running stats (if given) get the batch average of the per-instance updates."""
     from ..autograd.grad_mode import no_grad

@@ -972,8 +972,10 @@ def resolve_neg(input):
 
 
 @register()
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     """Replace NaN, +inf and -inf (defaults: 0 and the dtype's largest/lowest finite)."""
+    if nan is None:
+        nan = 0.0
     a = input._data
     dt = _by_np[a.dtype]
     if dt._category < 2:
@@ -1012,7 +1014,7 @@ register_inplace(nan_to_num)
 
 # ----------------------------------------------------------------------------- classification
 
-def _classify(name, fn, doc, complex_error=None):
+def _classify(name, fn, doc, complex_error=None, out_arg=False):
     def op(input):
         a = input._data
         if a.dtype.kind in "biu":
@@ -1020,6 +1022,11 @@ def _classify(name, fn, doc, complex_error=None):
         if complex_error is not None and a.dtype.kind == "c":
             raise RuntimeError(complex_error)
         return wrap(fn(compute_array(a)))
+    if out_arg:  # torch gives out= to isposinf/isneginf only
+        compute = op
+
+        def op(input, *, out=None):
+            return finish(compute(input), out)
     fn_int = _INT_CLASSIFY[name]
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
@@ -1053,9 +1060,9 @@ isnan = _classify("isnan", xp.isnan, "True where input is NaN.")
 isinf = _classify("isinf", xp.isinf, "True where input is +/-infinity.")
 isfinite = _classify("isfinite", xp.isfinite, "True where input is neither inf nor NaN.")
 isposinf = _classify("isposinf", _isposinf, "True where input is +infinity.",
-                     "isposinf does not support complex inputs.")
+                     "isposinf does not support complex inputs.", out_arg=True)
 isneginf = _classify("isneginf", _isneginf, "True where input is -infinity.",
-                     "isneginf does not support complex inputs.")
+                     "isneginf does not support complex inputs.", out_arg=True)
 isreal = _classify("isreal", _isreal, "True where input has no imaginary part.")
 
 

@@ -18,6 +18,7 @@ from ._common import (
     Node,
     Tensor,
     compute_dtype,
+    finish,
     needs_grad,
     not_implemented_for,
     record,
@@ -384,17 +385,17 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
     """2-D average pooling over ``(N, C, H, W)`` or ``(C, H, W)``."""
-    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, "avg_pool2d")
+    return finish(_avg_pool(input, 2, kernel_size, stride, padding, ceil_mode,
+                            count_include_pad, divisor_override, "avg_pool2d"), out)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
     """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
-    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, "avg_pool3d")
+    return finish(_avg_pool(input, 3, kernel_size, stride, padding, ceil_mode,
+                            count_include_pad, divisor_override, "avg_pool3d"), out)
 
 
 # ----------------------------------------------------------------------------- adaptive

@@ -392,10 +392,16 @@ def tile(input, *args, dims=None):
 
 
 @register()
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+def repeat_interleave(input=None, repeats=None, dim=None, *, output_size=None):
     """Repeat each element ``repeats`` times along ``dim`` (flattened when None).
 
-    With only a tensor of counts, returns indices ``i`` repeated ``counts[i]`` times."""
+    With only a tensor of counts (``repeat_interleave(counts)`` or ``(repeats=counts)``),
+    returns indices ``i`` repeated ``counts[i]`` times."""
+    if input is None:
+        if repeats is None or dim is not None:
+            raise TypeError("repeat_interleave() takes either input and repeats, or repeats "
+                            "alone (without dim)")
+        input, repeats = repeats, None
     if repeats is None:
         r = input._data
         if input.dtype not in (_dt.int32, _dt.int64):
@@ -464,14 +470,14 @@ def _repeat_interleave_grad(input, repeats, dim, output_size):
     return out
 
 
-def narrow_copy(input, dim, start, length):
+def narrow_copy(input, dim, start, length, *, out=None):
     """A contiguous copy of ``input.narrow(dim, start, length)``."""
     r = wrap(narrow(input.detach(), dim, start, length)._data.copy(order="C"))
     if needs_grad(input):
         d = wrap_dim(dim, input._data.ndim)
         record(r, NarrowCopyBackward0, (input,), self_sym_sizes=input.shape,
                dim=d, start=start % max(input._data.shape[d], 1), length=length)
-    return r
+    return finish(r, out)
 
 
 class NarrowCopyBackward0(Node):
@@ -530,7 +536,11 @@ triu = _triangle("triu", False)
 
 
 def _tri_indices(name, lower):
-    def fn(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    def fn(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+           requires_grad=False):
+        from .creation import _finish, as_device, check_pin_memory
+        as_device(device)
+        check_pin_memory(pin_memory, name)
         dtype = _dt.int64 if dtype is None else dtype
         if dtype not in (_dt.int32, _dt.int64):
             raise NotImplementedError(f'"{name}" not implemented for '
@@ -541,7 +551,7 @@ def _tri_indices(name, lower):
             raise RuntimeError(f"col must be non-negative, got{col}")
         mask = xp.tri(row, col, offset, dtype=bool) if lower else \
             ~xp.tri(row, col, offset - 1, dtype=bool)
-        return wrap(xp.stack(xp.nonzero(mask)).astype(dtype.np).reshape(2, -1))
+        return _finish(xp.stack(xp.nonzero(mask)).astype(dtype.np).reshape(2, -1), requires_grad)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The 2 x N coordinates of the {'lower' if lower else 'upper'} triangle of "
                   f"a row x col matrix, row by row.")

@@ -16,6 +16,7 @@ from ._common import (
     Node,
     Tensor,
     compute_array,
+    finish,
     needs_grad,
     record,
     register,
@@ -205,10 +206,25 @@ def _index_array(indices):
     return arr.astype(_int64, copy=False)
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
-                      requires_grad=False, check_invariants=None, is_coalesced=None):
-    """A COO sparse tensor with entries ``values`` at ``indices`` (sparse_dim x nnz)."""
-    from .creation import as_tensor
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None,
+                      is_coalesced=None):
+    """A COO sparse tensor with entries ``values`` at ``indices`` (sparse_dim x nnz); with a
+    size alone (``sparse_coo_tensor((2, 3))``), an empty one of that shape."""
+    from .creation import _dtype_or_default, as_tensor
+    if values is None:  # torch's (size, *, dtype, ...) overload
+        if indices is not None and size is not None:
+            raise TypeError("sparse_coo_tensor() got multiple values for argument 'size'")
+        if indices is None and size is None:
+            raise TypeError("sparse_coo_tensor() missing 1 required positional argument: "
+                            "'values'")
+        size = size if indices is None else indices
+        shape = tuple(int(s) for s in (size.tolist() if isinstance(size, Tensor) else size))
+        vals = wrap(xp.zeros((0,), _dtype_or_default(dtype).np))
+        out = make_coo(xp.zeros((len(shape), 0), _int64), vals, shape, True)
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
     idx = _index_array(indices)
     vals = values if isinstance(values, Tensor) else as_tensor(values)
     if dtype is not None and vals.dtype is not dtype:
@@ -263,10 +279,13 @@ def _check_invariants(idx, shape, sd, strict):
                                f"{shape[d]} but found index {hi}")
 
 
-def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
-                      pin_memory=False, requires_grad=False, check_invariants=None):
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, layout=None,
+                      device=None, pin_memory=False, requires_grad=False, check_invariants=None):
     """A 2-D CSR sparse tensor from compressed row pointers, column indices and values."""
     from .creation import as_tensor
+    if layout is not None and layout is not sparse_csr:
+        raise RuntimeError(f"sparse_csr_tensor: layout must be SparseCsr but got "
+                           f"{_LAYOUT_NAMES.get(str(layout), layout)}")
     crow, col = _index_array(crow_indices), _index_array(col_indices)
     vals = values if isinstance(values, Tensor) else as_tensor(values)
     if dtype is not None and vals.dtype is not dtype:
@@ -292,6 +311,12 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         raise NotImplementedError("glasstorch: autograd through CSR tensors is not supported; "
                                   "use the COO layout")
     return make_csr(crow, col, vals, shape)
+
+
+# torch's C++ names for layouts, as its messages print them
+_LAYOUT_NAMES = {"torch.strided": "Strided", "torch.sparse_coo": "Sparse",
+                 "torch.sparse_csr": "SparseCsr", "torch.sparse_csc": "SparseCsc",
+                 "torch.sparse_bsr": "SparseBsr", "torch.sparse_bsc": "SparseBsc"}
 
 
 # ---------------------------------------------------------------- conversions and accessors
@@ -484,9 +509,11 @@ def _sparse_mm(input, mat2, node_cls, name):
     return out
 
 
-def spmm(input, mat2):
+def spmm(input, mat2, out_dtype=None, *, out=None):
     """sparse (COO or CSR) @ dense; the sparse side's gradient is dense, as torch.mm's."""
-    return _sparse_mm(input, mat2, MmBackward0, "mm")
+    from .linalg import no_out_dtype
+    no_out_dtype("mm", out_dtype)
+    return finish(_sparse_mm(input, mat2, MmBackward0, "mm"), out)
 
 
 def sparse_mm(sparse, dense, reduce=None):

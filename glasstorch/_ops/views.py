@@ -11,7 +11,14 @@ import math
 
 from .. import debug as _debug
 from .._core.storage import flat_bytes, root_array
-from .._tensor import _contiguous_strides, _strided_array
+from .._tensor import (
+    _contiguous_strides,
+    _strided_array,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    preserve_format,
+)
 from ..autograd.engine import sum_to
 from ..autograd.grad_mode import is_grad_enabled
 from ._common import (
@@ -21,7 +28,6 @@ from ._common import (
     needs_grad,
     record,
     register,
-    size_arg,
     sizes_or_keyword,
     view_of,
     wrap,
@@ -226,8 +232,13 @@ def unflatten(input, dim, sizes):
 
 
 @register()
-def squeeze(input, dim=None):
-    """Drop size-1 dims (all of them, or those in ``dim``)."""
+def squeeze(input, *dims, dim=None):
+    """Drop size-1 dims (all of them, or those in ``dim``; the method also takes them as
+    varargs, ``x.squeeze(0, 1)``)."""
+    if dims:
+        if dim is not None:
+            raise TypeError("squeeze() got multiple values for argument 'dim'")
+        dim = dims[0] if len(dims) == 1 else dims
     a = input._data
     if dim is None:
         out, node = view_of(input, a.squeeze()), SqueezeBackward0
@@ -293,7 +304,7 @@ class TBackward0(Node):
         return grad.t()
 
 
-@register("swapaxes", "swapdims")
+@register("swapdims")
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     a = input._data
@@ -309,7 +320,13 @@ class TransposeBackward0(Node):
         return grad.transpose(self._saved_dim0, self._saved_dim1)
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+@register()
+def swapaxes(input, axis0, axis1):
+    """Swap two dims (a view): :func:`transpose` under NumPy's parameter names."""
+    return transpose(input, axis0, axis1)
 
 
 @register()
@@ -351,8 +368,9 @@ class PermuteBackward0(Node):
 
 
 @register()
-def expand(input, *sizes, size=None):
-    """Broadcast to ``sizes`` without copying (-1 keeps a dim); expanded dims get stride 0."""
+def expand(input, *sizes, size=None, implicit=False):
+    """Broadcast to ``sizes`` without copying (-1 keeps a dim); expanded dims get stride 0.
+    (``implicit`` only marks the expand for torch's JIT tracer; eager results ignore it.)"""
     a = input._data
     sizes = sizes_or_keyword(sizes, size, "expand")
     if len(sizes) < a.ndim:
@@ -398,9 +416,10 @@ def expand_as(input, other):
     return expand(input, other.shape)
 
 
-def broadcast_to(input, size):
-    """``input.expand(size)``: a broadcast view (stride 0 along expanded dims; no copy)."""
-    return expand(input, size)
+def broadcast_to(input, *sizes, size=None):
+    """``input.expand(size)``: a broadcast view (stride 0 along expanded dims; no copy); the
+    method also takes the sizes as varargs (``x.broadcast_to(2, 3)``)."""
+    return expand(input, *sizes, size=size)
 
 
 Tensor.broadcast_to = broadcast_to
@@ -614,7 +633,7 @@ class UnfoldBackwardBackward0(Node):
 
 
 @register()
-def split(input, split_size_or_sections=None, dim=0, *, split_size=None):
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
     """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes.
     (``split_size`` is the name the Tensor method gives the first argument.)"""
     if split_size is not None:
@@ -623,7 +642,7 @@ def split(input, split_size_or_sections=None, dim=0, *, split_size=None):
         split_size_or_sections = split_size
     elif split_size_or_sections is None:
         raise TypeError("split() missing 1 required positional argument: 'split_size'")
-    a = input._data
+    a = tensor._data
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -640,15 +659,15 @@ def split(input, split_size_or_sections=None, dim=0, *, split_size=None):
                                f"split_sizes={sizes}")
     out, start = [], 0
     for s in sizes:
-        out.append(_narrow(input, d, start, s))
+        out.append(_narrow(tensor, d, start, s))
         start += s
     out = tuple(out)
-    if needs_grad(input):
+    if needs_grad(tensor):
         if isinstance(split_size_or_sections, int):
-            record(out, SplitBackward0, (input,), self_sym_sizes=input.shape, dim=d,
+            record(out, SplitBackward0, (tensor,), self_sym_sizes=tensor.shape, dim=d,
                    split_size=split_size_or_sections)
         else:
-            record(out, SplitWithSizesBackward0, (input,), self_sym_sizes=input.shape, dim=d,
+            record(out, SplitWithSizesBackward0, (tensor,), self_sym_sizes=tensor.shape, dim=d,
                    split_sizes=tuple(sizes))
     return out
 
@@ -683,9 +702,22 @@ def chunk(input, chunks, dim=0):
     return split(input, size, dim)
 
 
+def _sections_arg(name, **given):
+    """The one of torch's split arguments (``sections``, ``indices``, ...) that was given."""
+    given = {k: v for k, v in given.items() if v is not None}
+    if len(given) != 1:
+        raise TypeError(f"{name}() expects exactly one of the arguments "
+                        f"{', '.join(repr(k) for k in given) or repr('sections')}, got "
+                        f"{len(given)}")
+    return next(iter(given.values()))
+
+
 @register()
-def tensor_split(input, indices_or_sections, dim=0):
-    """Split into ``sections`` nearly-equal parts or at the given indices (numpy style)."""
+def tensor_split(input, sections=None, dim=0, *, indices=None, tensor_indices_or_sections=None):
+    """Split into ``sections`` nearly-equal parts or at the given ``indices`` (numpy style);
+    the second argument, given positionally, may be either (as in torch)."""
+    indices_or_sections = _sections_arg("tensor_split", sections=sections, indices=indices,
+                                        tensor_indices_or_sections=tensor_indices_or_sections)
     a = input._data
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
@@ -706,7 +738,13 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def _split_along(name, dim, min_dim):
-    def fn(input, indices_or_sections):
+    def fn(input, *args, sections=None, indices=None):
+        # the method also takes the indices as varargs: x.hsplit(1, 2)
+        if args and sections is not None:
+            raise TypeError(f"{name}() got multiple values for argument 'sections'")
+        if args:
+            sections = args[0] if len(args) == 1 else list(args)
+        indices_or_sections = _sections_arg(name, sections=sections, indices=indices)
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
                                f"dimension, but got a tensor with {input.dim()} dimensions!")
@@ -901,13 +939,34 @@ for _view_fn in (squeeze, unsqueeze, t, transpose, as_strided):
 Tensor.swapdims_ = Tensor.swapaxes_ = Tensor.transpose_
 
 
-def resize_(self, *sizes, memory_format=None):
-    """Give the tensor ``sizes`` (contiguous) over its storage from its offset; a larger size
-    grows the storage, keeping its contents (the new elements are zeros here, garbage in
-    torch)."""
+def _format_strides(shape, memory_format):
+    """Dense strides for ``shape`` in ``memory_format`` (row-major, or channels last)."""
+    if memory_format is None or memory_format is contiguous_format:
+        return _contiguous_strides(shape)
+    if memory_format is preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    rank = 4 if memory_format is channels_last else 5 if memory_format is channels_last_3d \
+        else None
+    if rank is None:
+        raise RuntimeError(f"unsupported memory format {memory_format}")
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format} format")
+    order = (0,) + tuple(range(2, rank)) + (1,)  # channels vary fastest
+    dense = _contiguous_strides(tuple(shape[i] for i in order))
+    strides = [0] * rank
+    for k, i in enumerate(order):
+        strides[i] = dense[k]
+    return tuple(strides)
+
+
+def resize_(self, *sizes, size=None, memory_format=None):
+    """Give the tensor ``sizes`` (dense, in ``memory_format``) over its storage from its
+    offset; a larger size grows the storage, keeping its contents (the new elements are zeros
+    here, garbage in torch)."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    shape = size_arg(sizes)
+    shape = sizes_or_keyword(sizes, size, "resize_")
+    strides = _format_strides(shape, memory_format)
     n = math.prod(shape)
     offset = self.storage_offset()
     a = self._data
@@ -917,7 +976,7 @@ def resize_(self, *sizes, memory_format=None):
         grown = xp.zeros((offset + n) * item, xp.uint8)
         grown[:storage.nbytes] = storage
         a = grown.view(a.dtype)
-    self._data = _strided_array(a, shape, _contiguous_strides(shape), offset)
+    self._data = _strided_array(a, shape, strides, offset)
     self._bump_version()
     return self
 

@@ -36,7 +36,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return _N.batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                         eps)
+                         eps, True)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -45,7 +45,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats:
         _verify_spatial_size(input.size())
     return _N.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
-                            momentum, eps)
+                            momentum, eps, True)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
