@@ -7,24 +7,13 @@ import pytest
 
 import glasstorch
 import glasstorch._dynamo
+from tests._compare import both, outcome
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch._dynamo")
 
 # torch's own compiler modules warn about their deprecated TorchScript pieces while loading
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")
-
-
-def both(fn):
-    return fn(glasstorch), fn(torch)
-
-
-def outcome(fn):
-    """The value fn returns, or the type of exception it raises."""
-    try:
-        return fn()
-    except Exception as e:
-        return type(e)
 
 
 def test_probes_and_marker_decorators_match_torch():

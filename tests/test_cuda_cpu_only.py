@@ -6,20 +6,12 @@ import pytest
 import glasstorch
 import glasstorch.cuda.graphs
 import glasstorch.cuda.nvtx
+from tests._compare import outcome
 
 torch = pytest.importorskip("torch")
 if torch.cuda.is_available():  # the comparison is with torch's behaviour without CUDA
     pytest.skip("torch sees a CUDA device here", allow_module_level=True)
 import torch.cuda.nvtx  # noqa: E402
-
-
-def outcome(fn):
-    try:
-        r = fn()
-    except Exception as e:
-        return type(e)
-    return r
-
 
 CALLS = {
     "is_available": lambda c: c.is_available(),

@@ -10,19 +10,13 @@ import pytest
 import glasstorch
 import glasstorch.distributed.algorithms.join
 import glasstorch.distributed.nn.functional
+from tests._compare import outcome
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.distributed.algorithms.join")
 pytest.importorskip("torch.distributed.nn.functional")
 
 _ports = itertools.count(29611)
-
-
-def outcome(fn):
-    try:
-        return fn()
-    except Exception as e:
-        return type(e)
 
 
 def in_group(L, fn):

@@ -13,23 +13,13 @@ import pytest
 
 import glasstorch
 import glasstorch.jit.annotations
+from tests._compare import both, outcome
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.jit.annotations")
 
 # both libraries warn that TorchScript's entry points are deprecated; the tests call them
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.(fork|wait)` is deprecated")
-
-
-def both(fn):
-    return fn(glasstorch), fn(torch)
-
-
-def outcome(fn):
-    try:
-        return fn()
-    except Exception as e:
-        return type(e)
 
 
 # ---------------------------------------------------------------------------- torch.jit

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import glasstorch
+from tests._compare import both
 
 torch = pytest.importorskip("torch")
 
@@ -20,11 +21,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*previously registered kernel")
 def fresh_ns():
     """A namespace no earlier test used, so both registries start clean."""
     return f"gtlib{next(_ids)}"
-
-
-def both(fn):
-    """fn(L) for glasstorch and torch."""
-    return fn(glasstorch), fn(torch)
 
 
 def raised(fn):
