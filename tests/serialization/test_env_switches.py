@@ -1,7 +1,6 @@
 """torch's environment switches for torch.load, run on both libraries."""
 
 import io
-import pickle
 import warnings
 
 import numpy as np
