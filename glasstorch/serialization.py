@@ -737,6 +737,7 @@ class _Unpickler(pickle._Unpickler):
     def __init__(self, file, storages, weights_only, **kwargs):
         super().__init__(file, **kwargs)
         self._file = file
+        self._buildable = _buildable_types() if weights_only else frozenset()
         self._storages = storages
         self._weights_only = weights_only
 
@@ -768,7 +769,7 @@ class _Unpickler(pickle._Unpickler):
             if type(state) is not dict:
                 raise pickle.UnpicklingError("OrderedDict state must be a dict")
             inst.__dict__.update(state)  # a state_dict's _metadata
-        elif cls in _buildable_types():
+        elif cls in self._buildable:
             setstate = getattr(inst, "__setstate__", None)
             if setstate is not None:
                 setstate(state)
