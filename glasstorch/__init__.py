@@ -83,6 +83,11 @@ from .amp import _device_amp  # noqa: E402
 cuda.amp = _device_amp.cuda_amp
 _sys.modules[__name__ + ".cuda.amp"] = cuda.amp
 
+# Every public op becomes a dispatch point for __torch_function__ and TorchFunctionModes;
+# done last so that dispatch sits above amp's autocast wrappers, as in torch.
+from . import overrides  # noqa: E402
+overrides._install_dispatch()
+
 from .torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)
 
 # Submodules torch imports with the package but that few programs use: imported on first

@@ -44,9 +44,16 @@ def op_key(namespace, name, fn, prefix, flat):
     """The key naming ``fn`` (found as ``namespace[name]``): its own name when the namespace
     has it under that name (``Tensor.__iadd__`` is ``add_``), prefixed where the flat
     namespace has a different function of that name (``F.batch_norm``)."""
-    key = fn.__name__ if namespace.get(fn.__name__) is fn else name
-    other = flat.get(key)
+    fn = _definition(fn)
+    key = fn.__name__ if _definition(namespace.get(fn.__name__)) is fn else name
+    other = _definition(flat.get(key))
     return prefix + key if inspect.isfunction(other) and other is not fn else key
+
+
+def _definition(fn):
+    """The function behind ``fn``'s wrappers (public dispatch points, amp's, watchers'): the
+    Tensor method, its operator alias and the flat function are one operator."""
+    return inspect.unwrap(fn) if callable(fn) else fn
 
 
 # Python operators named after the aten operator they run.
@@ -123,6 +130,11 @@ class CallablePatch:
         w = self._wrappers.get(id(fn))
         if w is None:
             w = self._wrappers[id(fn)] = self._make_wrapper(fn, key)
+            inner = getattr(fn, "__wrapped__", None)
+            if getattr(fn, "_torch_dispatch_point", False) and id(inner) not in self._wrappers:
+                # a public dispatch point (glasstorch.overrides): module globals still name
+                # the definition behind it, and ops call each other through those
+                self._wrappers[id(inner)] = self._make_wrapper(inner, key)
         return w
 
     def wrap_operators(self, tensor_extras=()):

@@ -75,7 +75,12 @@ def _wrap(arr, cls=None):
     """Build a fresh (non-view) Tensor around a backend array, skipping __init__."""
     if type(arr) is not _ndarray:
         arr = _asarray(arr)
-    t = _new(cls or Tensor)
+    if cls is None:
+        t = _new(Tensor)
+    else:
+        t = _new(cls)
+        if cls not in _classes_built:
+            _first_instance_of(cls)
     t._data = arr
     t._requires_grad = False
     t._grad = None
@@ -87,6 +92,18 @@ def _wrap(arr, cls=None):
     if alloc_hook[0] is not None:
         alloc_hook[0](arr)
     return t
+
+
+# Tensor subclasses glasstorch has built an instance of: the first instance of one that
+# overrides __torch_function__ switches dispatch on (glasstorch.overrides).
+_classes_built = set()
+
+
+def _first_instance_of(cls):
+    _classes_built.add(cls)
+    if cls is not Tensor:
+        from . import overrides
+        overrides._note_type(cls)
 
 
 def _version_counter_of(t) -> _VersionCounter:
@@ -456,6 +473,41 @@ class Tensor:
             t._requires_grad = True
         return t
 
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        """A ``cls`` instance sharing ``data``'s storage and version counter, with no history
+        and ``requires_grad=require_grad`` (how ``nn.Parameter``-like subclasses are built)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                            "Tensor is not possible. Make sure your class inherits from Tensor.")
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
+                            f"not {type(data).__name__}")
+        if require_grad and not (data.dtype.is_floating_point or data.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t = _wrap(data._data, cls)
+        t._version_counter = _version_counter_of(data)
+        t._requires_grad = bool(require_grad)
+        return t
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """torch's default: run ``func`` with subclass dispatch disabled and hand back tensor
+        results as ``cls`` (so a subclass survives operations), unless some type in ``types``
+        is not a base of ``cls`` (then NotImplemented)."""
+        if kwargs is None:
+            kwargs = {}
+        for t in types:
+            if not issubclass(cls, t):
+                return NotImplemented
+        from . import overrides
+        with overrides.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in overrides.get_default_nowrap_functions() or overrides._is_plain(cls):
+                return ret  # (sparse layouts are plain tensors: nothing to convert to)
+            return _convert(ret, cls)
+
     def detach_(self):
         """Detach this tensor from the graph in place (RuntimeError for views of tensors that
         require grad)."""
@@ -538,7 +590,7 @@ class Tensor:
         return id(self)
 
     def __iter__(self):
-        if self._data.ndim == 0:
+        if self.dim() == 0:  # a method call, as torch's (a __torch_function__ sees it)
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
@@ -553,8 +605,6 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
         return tensor_repr(self)
-
-    __str__ = __repr__
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._data.copy() if self._base is not None else self._data,
@@ -634,6 +684,19 @@ class Tensor:
     def mH(self):
         """The last two dimensions transposed and conjugated (when complex)."""
         return self.mT.conj() if self.dtype.is_complex else self.mT
+
+
+def _convert(ret, cls):
+    """``ret`` with its tensors (also inside tuples and lists) as ``cls`` instances."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        make = getattr(type(ret), "_make", None)  # named tuples (torch.return_types)
+        return make(items) if make is not None else type(ret)(items)
+    return ret
 
 
 def _grad_state():

@@ -36,13 +36,20 @@ _default = _dt._default
 
 
 def register(*names, method=True):
-    """Attach ``fn`` to Tensor under its own name (and ``names``)."""
+    """Attach ``fn`` to Tensor under its own name (and ``names``). At the end of ``import
+    glasstorch`` every Tensor method becomes a dispatch point (glasstorch.overrides); a method
+    registered later becomes one here."""
     def deco(fn):
         if method:
             for n in (fn.__name__,) + names:
-                setattr(Tensor, n, fn)
+                _attach(n, fn)
         return fn
     return deco
+
+
+def _attach(name, fn):
+    from .. import overrides
+    overrides._attach_to_tensor(name, fn)
 
 
 def register_inplace(fn, name=None):
@@ -54,7 +61,7 @@ def register_inplace(fn, name=None):
 
     inplace.__name__ = inplace.__qualname__ = name
     inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    setattr(Tensor, name, inplace)
+    _attach(name, inplace)
     return inplace
 
 
@@ -160,13 +167,15 @@ def binary_operands(a, b):
     """
     if type(a) is Tensor or isinstance(a, Tensor):
         x = a._data
+        dx = x.dtype
         if type(b) is Tensor or isinstance(b, Tensor):
             y = b._data
-            if x.dtype == y.dtype:
-                return x, y, _by_np[x.dtype]
+            dy = y.dtype
+            if dy is dx or dy == dx:  # NumPy has one dtype object per builtin dtype
+                return x, y, _by_np[dx]
             dt = _dt.result_dtype(a, b)
             return _cast(x, dt), _cast(y, dt), dt
-        da = _by_np[x.dtype]
+        da = _by_np[dx]
         tb = type(b)
         if (tb is float and da._category >= 2) or (tb is int and da._category >= 1):
             # NumPy keeps the array's dtype for a Python scalar (NEP 50), except for

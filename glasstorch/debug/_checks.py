@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import itertools
 import linecache
 import os
@@ -545,10 +546,16 @@ _copies = {}  # (filename, lineno) -> _CopySite
 
 def _user_and_entry(depth):
     """The first user frame above ``depth`` and the glasstorch function it called."""
-    f, entry = sys._getframe(depth), None
+    f, entry, inner = sys._getframe(depth), None, None
     while f is not None and _internal(f.f_code.co_filename):
-        f, entry = f.f_back, f
+        f, entry, inner = f.f_back, f, entry
+    if (entry is not None and inner is not None
+            and os.path.abspath(entry.f_code.co_filename) == _DISPATCH_FILE):
+        entry = inner  # the user called a public dispatch point; the op is the function inside
     return f, entry
+
+
+_DISPATCH_FILE = os.path.join(_PKG, "overrides.py")
 
 
 @functools.cache
@@ -620,7 +627,7 @@ def _conversions():
     names = {"item": ".item()", "tolist": ".tolist()", "__float__": "float()",
              "__int__": "int()", "__index__": "int()", "__complex__": "complex()",
              "__format__": "format()"}
-    return {getattr(Tensor, n).__code__: shown for n, shown in names.items()}
+    return {inspect.unwrap(getattr(Tensor, n)).__code__: shown for n, shown in names.items()}
 
 
 def host_conversion(t):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .._core import dtype as _dt
 from .._core.backend import xp
-from .._tensor import Tensor, _version_counter_of, _wrap
+from .._tensor import Tensor, _wrap
+from ..overrides import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
            "is_lazy"]
@@ -17,17 +18,17 @@ class Parameter(Tensor):
     requires grad unless told otherwise. Results of operations on it are plain tensors.
     """
 
+    # Parameters (and their subclasses) take no part in __torch_function__ dispatch, as in
+    # torch: operations on them see plain tensors and return plain tensors.
+    __torch_function__ = _disabled_torch_function_impl
+
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _wrap(xp.empty(0, dtype=_dt.get_default_dtype().np))
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
-        p = _wrap(data._data, cls)
-        p._version_counter = _version_counter_of(data)
-        if requires_grad:
-            p.requires_grad_()
-        return p
+        return Tensor._make_subclass(cls, data, requires_grad)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
@@ -70,6 +71,9 @@ class _Uninitialized:
     """Mixin for placeholders whose shape is known only at the first forward."""
 
     cls_to_become = None
+    # Kept out of dispatch like Parameter (torch's mixin raises for most ops instead; here an
+    # op sees the empty placeholder data).
+    __torch_function__ = _disabled_torch_function_impl
 
     def materialize(self, shape, device=None, dtype=None):
         """Allocate (uninitialized) memory of ``shape`` and turn into a regular Parameter or

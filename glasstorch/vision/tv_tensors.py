@@ -16,6 +16,7 @@ from enum import Enum
 
 import glasstorch
 from glasstorch import Tensor
+from glasstorch.overrides import _disabled_torch_function_impl
 
 from ._pil import is_pil
 
@@ -73,6 +74,10 @@ class TVTensor(Tensor):
     """Base class of the tv_tensors: a Tensor whose type says what it holds."""
 
     _metadata = ()  # names of the attributes ``wrap`` carries over
+    # torchvision's types come from the method overrides below, not from __torch_function__
+    # (whose default would keep the subclass through every op): tv_tensors take no part in
+    # dispatch, so building them does not put every op on the dispatch path.
+    __torch_function__ = _disabled_torch_function_impl
 
     @classmethod
     def wrap(cls, tensor, like, **kwargs):
