@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 from .._core import dtype as _dt
 from .._core.device import as_device
-from ._common import Tensor, register, size_arg, sizes_or_keyword, wrap, xp
+from .._tensor import _grad_state, strided
+from .._tensor import layout as layout_type
+from ._common import Tensor, register, size_arg, sizes_or_keyword, warn, wrap, xp
 from ._rounding import round_sum_once
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -127,11 +128,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     as_device(device)
     check_pin_memory(pin_memory, "tensor", optional=False)
     if isinstance(data, Tensor):
-        warnings.warn(
+        warn(
             "To copy construct from a tensor, it is recommended to use "
             "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
-            "requires_grad_(True), rather than torch.tensor(sourceTensor).", UserWarning,
-            stacklevel=2)
+            "requires_grad_(True), rather than torch.tensor(sourceTensor).", UserWarning)
     return _finish(_array_from_data(data, dtype), requires_grad)
 
 
@@ -152,10 +152,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     as_device(device)
     if requires_grad is None and isinstance(obj, Tensor) and obj.requires_grad and \
             (dtype is None or dtype is obj.dtype) and not copy:
-        warnings.warn("torch.asarray: unspecified requires_grad now defaults to "
+        warn("torch.asarray: unspecified requires_grad now defaults to "
                       "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
-                      "to get the old behavior and silence this warning.", UserWarning,
-                      stacklevel=2)
+                      "to get the old behavior and silence this warning.", UserWarning)
     if isinstance(obj, Tensor):
         t = obj
         if dtype is not None and dtype is not t.dtype:
@@ -226,46 +225,151 @@ def _filled(fill, size, dtype, device, requires_grad, name="empty"):
     return _finish(arr, requires_grad)
 
 
+# ---- layout= and out= of the factories
+
+def _layout_arg(layout, name):
+    """``layout`` checked (None means strided): torch's TypeError for a non-layout."""
+    if layout is None:
+        return strided
+    if not isinstance(layout, layout_type):
+        raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not "
+                        f"{type(layout).__name__}")
+    return layout
+
+
+def _is_sparse(layout, name):
+    return _layout_arg(layout, name).name != "strided"
+
+
+def _sparse_backend_refuses(layout, aten_name):
+    """What torch raises for a factory that has no sparse kernel (for CSR, the range-like
+    factories first make an empty 1-D tensor, which CSR cannot be)."""
+    csr = layout.name == "sparse_csr"
+    if csr and aten_name != "empty_strided":
+        return RuntimeError("torch.empty: Only batched sparse compressed (non-block) tensors "
+                            "are supported, but got size [0]")
+    return NotImplementedError(f"Could not run 'aten::{aten_name}' with arguments from the "
+                               f"'{'SparseCsrCPU' if csr else 'SparseCPU'}' backend: it has no "
+                               f"{layout!r} kernel.")
+
+
+def _refuse_sparse(layout, name, aten_name=None):
+    """Factories with no sparse result: torch's error for a sparse ``layout``."""
+    if _is_sparse(layout, name):
+        if name in ("ones", "full"):
+            raise RuntimeError("full(...) is not implemented for sparse layout")
+        raise _sparse_backend_refuses(layout, aten_name or name)
+
+
+def _sparse_zeros(layout, shape, dtype, requires_grad, name):
+    """The all-zero tensor of a sparse ``layout`` (what torch's zeros and empty give there:
+    no stored elements)."""
+    from .._sparse_tensor import make_coo, make_csr
+    shape = tuple(shape)
+    values = wrap(xp.empty(0, dtype=_dtype_or_default(dtype).np))
+    if layout.name == "sparse_coo":
+        t = make_coo(xp.empty((len(shape), 0), dtype=xp.int64), values, shape, coalesced=True)
+    else:
+        if len(shape) != 2:
+            raise RuntimeError(f"torch.{name}: Only batched sparse compressed (non-block) "
+                               f"tensors are supported, but got size {list(shape)}")
+        t = make_csr(xp.zeros(shape[0] + 1, dtype=xp.int64), xp.empty(0, dtype=xp.int64),
+                     values, shape)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _out_dtype(out, dtype, name):
+    """The dtype a factory computes with ``out=`` given: out's own, which an explicit
+    ``dtype`` must equal (torch's RuntimeError otherwise)."""
+    if out is None:
+        return dtype
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out.requires_grad and _grad_state().grad_enabled:
+        raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires grad.")
+    if dtype is not None and dtype is not out.dtype:
+        from ._common import _SHORT
+        raise RuntimeError(f"dtype {_SHORT[dtype]} does not match dtype of out parameter "
+                           f"({_SHORT[out.dtype]})")
+    return out.dtype
+
+
+def _into_out(result, out):
+    """``result`` written into ``out`` (resized to its shape if needed, silently as torch's
+    factories do), or ``result`` itself without ``out``."""
+    if out is None:
+        return result
+    if out._data.shape == result._data.shape:
+        xp.copyto(out._data, result._data, casting="unsafe")
+    else:
+        out._data = result._data.astype(out.dtype.np, copy=False)
+    out._bump_version()
+    if out.requires_grad != result.requires_grad:  # torch applies requires_grad= to out
+        out.requires_grad = result.requires_grad
+    return out
+
+
 def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
     """A tensor of zeros of the given size."""
     check_pin_memory(pin_memory, "zeros")
-    return _filled(xp.zeros, sizes_or_keyword(sizes, size, "zeros"), dtype, device,
-                   requires_grad, "zeros")
+    shape = sizes_or_keyword(sizes, size, "zeros")
+    dtype = _out_dtype(out, dtype, "zeros")
+    if _is_sparse(layout, "zeros"):
+        return _sparse_zeros(layout, size_arg(shape), dtype, requires_grad, "zeros")
+    return _into_out(_filled(xp.zeros, shape, dtype, device, requires_grad, "zeros"), out)
 
 
 def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """A tensor of ones of the given size."""
     check_pin_memory(pin_memory, "ones")
-    return _filled(xp.ones, sizes_or_keyword(sizes, size, "ones"), dtype, device,
-                   requires_grad, "ones")
+    _refuse_sparse(layout, "ones")
+    shape = sizes_or_keyword(sizes, size, "ones")
+    dtype = _out_dtype(out, dtype, "ones")
+    return _into_out(_filled(xp.ones, shape, dtype, device, requires_grad, "ones"), out)
 
 
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     """An uninitialised tensor of the given size."""
     check_pin_memory(pin_memory, "empty")
-    return _filled(xp.empty, sizes_or_keyword(sizes, size, "empty"), dtype, device,
-                   requires_grad, "empty")
+    shape = sizes_or_keyword(sizes, size, "empty")
+    dtype = _out_dtype(out, dtype, "empty")
+    if _is_sparse(layout, "empty"):
+        return _sparse_zeros(layout, size_arg(shape), dtype, requires_grad, "empty")
+    if out is not None:  # nothing to write: empty(out=) only resizes
+        if out._data.shape != tuple(size_arg(shape)):
+            out._data = xp.empty(size_arg(shape), dtype=out.dtype.np)
+            out._bump_version()
+        if requires_grad:
+            out.requires_grad = True
+        return out
+    return _filled(xp.empty, shape, dtype, device, requires_grad, "empty")
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
     check_pin_memory(pin_memory, "full")
+    _refuse_sparse(layout, "full")
+    dtype = _out_dtype(out, dtype, "full")
     if dtype is None:
         dtype = _dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor)
                                  else fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    return _filled(lambda shape, dtype: xp.full(shape, value, dtype=dtype),
-                   (size,), dtype, device, requires_grad, "full")
+    return _into_out(_filled(lambda shape, dtype: xp.full(shape, value, dtype=dtype),
+                             (size,), dtype, device, requires_grad, "full"), out)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
     """An uninitialised tensor with the given strides (in elements)."""
     check_pin_memory(pin_memory, "empty_strided")
+    _refuse_sparse(layout, "empty_strided")
     from .._tensor import _strided_array
     dtype = _dtype_or_default(dtype)
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
@@ -273,38 +377,42 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return _finish(_strided_array(storage, size, stride, 0), requires_grad)
 
 
-def _like(fill, input, dtype, requires_grad, pin_memory, name):
+def _like(fill, input, dtype, requires_grad, pin_memory, name, layout=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"expected Tensor as element 0 in argument 0, but got "
                         f"{type(input).__name__}")
     check_pin_memory(pin_memory, name)
     dtype = input.dtype if dtype is None else dtype
+    if _is_sparse(layout, name):
+        if name != "zeros_like":  # torch's other *_like go through empty_strided
+            raise _sparse_backend_refuses(layout, "empty_strided")
+        return _sparse_zeros(layout, input.shape, dtype, requires_grad, name)
     return _finish(fill(input._data.shape, dtype=dtype.np), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False):
     """Zeros with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.zeros, input, dtype, requires_grad, pin_memory, "zeros_like")
+    return _like(xp.zeros, input, dtype, requires_grad, pin_memory, "zeros_like", layout)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     """Ones with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.ones, input, dtype, requires_grad, pin_memory, "ones_like")
+    return _like(xp.ones, input, dtype, requires_grad, pin_memory, "ones_like", layout)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False):
     """An uninitialized tensor with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.empty, input, dtype, requires_grad, pin_memory, "empty_like")
+    return _like(xp.empty, input, dtype, requires_grad, pin_memory, "empty_like", layout)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     """``fill_value`` everywhere, with ``input``'s shape and (unless ``dtype`` is given) dtype."""
     return _like(lambda shape, dtype: xp.full(shape, fill_value, dtype=dtype), input, dtype,
-                 requires_grad, pin_memory, "full_like")
+                 requires_grad, pin_memory, "full_like", layout)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -325,6 +433,8 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
     ``arange(n)`` and ``arange(end=n)`` start at 0."""
     as_device(device)
     check_pin_memory(pin_memory, "arange")
+    _refuse_sparse(layout, "arange", "arange.start_out")
+    dtype = _out_dtype(out, dtype, "arange")
     if start is None:
         if end is None:
             raise TypeError("arange() missing 1 required positional argument: 'end'")
@@ -346,19 +456,31 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
     # torch computes start + i * step in double (or int64) before casting.
     acc = xp.float64 if dtype._category >= 2 else xp.int64
     arr = (start + xp.arange(n, dtype=acc) * step).astype(dtype.np)
-    return _finish(arr, requires_grad)
+    _warn_out_count(out, n)
+    return _into_out(_finish(arr, requires_grad), out)
+
+
+def _warn_out_count(out, n):
+    """torch's warning when arange/range resize an ``out`` that had elements."""
+    if out is not None and out._data.size and out._data.size != n:
+        warn(f"The number of elements in the out tensor of shape {list(out.shape)} is "
+                      f"{out._data.size} which does not match the computed number of elements "
+                      f"{n}. Note that this may occur as a result of rounding error. The out "
+                      f"tensor will be resized to a tensor of shape ({n},).", UserWarning)
 
 
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
           requires_grad=False):
     """Deprecated inclusive range (torch.range); prefer ``arange``."""
-    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+    warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning,
-                  stacklevel=2)
+                  "torch.arange, which produces values in [start, end).", UserWarning)
+    _refuse_sparse(layout, "range", "range.out")
+    dtype = _out_dtype(out, dtype, "range")
     n = int(math.floor((end - start) / step)) + 1
     arr = (start + xp.arange(n, dtype=xp.float64) * step).astype(_dtype_or_default(dtype).np)
-    return _finish(arr, requires_grad)
+    _warn_out_count(out, n)
+    return _into_out(_finish(arr, requires_grad), out)
 
 
 def _steps_arg(steps, name):
@@ -378,20 +500,21 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
     as_device(device)
     check_pin_memory(pin_memory, "linspace")
+    _refuse_sparse(layout, "linspace", "linspace.out")
     steps = _steps_arg(steps, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = _number(start), _number(end)
-    dtype = _dtype_or_default(dtype)
+    dtype = _dtype_or_default(_out_dtype(out, dtype, "linspace"))
     if dtype in (_dt.float32, _dt.float64) and steps > 1 and not isinstance(start + end, complex):
         with xp.errstate(all="ignore"):  # inf/nan ends give nan like torch, silently
             arr = linspace_array(start, end, steps, dtype.np.type)
-        return _finish(arr, requires_grad)
+        return _into_out(_finish(arr, requires_grad), out)
     acc = xp.complex128 if dtype.is_complex else xp.float64
     arr = xp.linspace(start, end, steps, dtype=acc)
     if dtype._category < 2:
         arr = xp.trunc(arr.real)
-    return _finish(arr.astype(dtype.np), requires_grad)
+    return _into_out(_finish(arr.astype(dtype.np), requires_grad), out)
 
 
 def linspace_array(start, end, steps, np_dtype):
@@ -416,12 +539,13 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     """``base ** linspace(start, end, steps)``."""
     as_device(device)
     check_pin_memory(pin_memory, "logspace")
+    _refuse_sparse(layout, "logspace", "logspace.out")
     steps = _steps_arg(steps, "logspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dtype = _dtype_or_default(dtype)
+    dtype = _dtype_or_default(_out_dtype(out, dtype, "logspace"))
     arr = xp.power(float(base), xp.linspace(_number(start), _number(end), steps))
-    return _finish(arr.astype(dtype.np), requires_grad)
+    return _into_out(_finish(arr.astype(dtype.np), requires_grad), out)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -429,9 +553,11 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     """A 2-D identity matrix of ``n`` rows and ``m`` (default ``n``) columns."""
     as_device(device)
     check_pin_memory(pin_memory, "eye")
+    _refuse_sparse(layout, "eye", "eye.m_out")
+    dtype = _dtype_or_default(_out_dtype(out, dtype, "eye"))
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m or 0)}")
-    return _finish(xp.eye(n, m, dtype=_dtype_or_default(dtype).np), requires_grad)
+    return _into_out(_finish(xp.eye(n, m, dtype=dtype.np), requires_grad), out)
 
 
 @register()
@@ -447,8 +573,12 @@ def _new_filled(fill, name):
         """A new tensor of ``size`` (zeros, ones or uninitialized, as the method's name says) with
         this tensor's dtype unless ``dtype`` is given."""
         check_pin_memory(pin_memory, name)
-        return _filled(fill, sizes_or_keyword(sizes, size, name), dtype or self.dtype, device,
-                       requires_grad, name)
+        shape = sizes_or_keyword(sizes, size, name)
+        if fill is not xp.ones and _is_sparse(layout, name):
+            return _sparse_zeros(layout, size_arg(shape), dtype or self.dtype, requires_grad,
+                                 name)
+        _refuse_sparse(layout, "ones")
+        return _filled(fill, shape, dtype or self.dtype, device, requires_grad, name)
     return method
 
 
@@ -463,4 +593,5 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
     """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is
     given."""
     check_pin_memory(pin_memory, "new_full")
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, layout=layout,
+                requires_grad=requires_grad)

@@ -11,7 +11,6 @@ which keep float32 and complex64 in single precision.
 
 from __future__ import annotations
 
-import warnings
 from collections import namedtuple
 
 from .._core import dtype as _dt
@@ -30,6 +29,7 @@ from ._common import (
     register_inplace,
     result_array,
     view_of,
+    warn,
     wrap,
     wrap_dim,
     xp,
@@ -900,9 +900,9 @@ class LinalgCrossBackward0(Node):
 def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3)."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+        warn("Using torch.cross without specifying the dim arg is deprecated.\n"
                       "Please either pass the dim explicitly or simply use torch.linalg.cross.",
-                      UserWarning, stacklevel=2)
+                      UserWarning)
     return finish(_cross(input, other, dim, "torch.cross"), out)
 
 

@@ -24,6 +24,7 @@ from ._common import (
     register,
     register_inplace,
     result_array,
+    warn,
     wrap,
     xp,
 )
@@ -2125,10 +2126,9 @@ def where(condition, input=None, other=None, *, out=None):
         if c.dtype != xp.uint8:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                                f"tensor with dtype {_SHORT[_by_np[c.dtype]]}")
-        import warnings
-        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+        warn("where received a uint8 condition tensor. This behavior is deprecated "
                       "and will be removed in a future version of PyTorch. Use a boolean "
-                      "condition instead.", UserWarning, stacklevel=2)
+                      "condition instead.", UserWarning)
         c = c.astype(xp.bool_)
     dt = _dt.result_dtype(input, other)
     x = input._data.astype(dt.np, copy=False) if isinstance(input, Tensor) else \

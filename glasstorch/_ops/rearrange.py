@@ -9,7 +9,6 @@ layout (flip, and rot90 built on it).
 from __future__ import annotations
 
 import itertools
-import warnings
 
 from .._core import dtype as _dt
 from .._tensor import Size, channels_last
@@ -24,6 +23,7 @@ from ._common import (
     record,
     register,
     view_of,
+    warn,
     wrap,
     wrap_dim,
     xp,
@@ -673,8 +673,8 @@ def meshgrid(*tensors, indexing=None):
     """Coordinate grids (expanded views) from 0-D/1-D tensors; ``indexing`` 'ij' or 'xy'."""
     tensors = _varargs(tensors)
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning)
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")

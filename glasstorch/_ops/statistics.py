@@ -8,10 +8,9 @@ Rows of a 2-D input are variables, columns are observations; a 1-D input is one 
 from __future__ import annotations
 
 import operator
-import warnings
 
 from .._core import dtype as _dt
-from ._common import _SHORT, Tensor, register
+from ._common import _SHORT, Tensor, register, warn
 from .creation import scalar_tensor
 from .rearrange import stack
 from .views import view_as_complex
@@ -112,8 +111,8 @@ def _normalizer(w, w_sum, aweights, correction):
     else:
         norm = w_sum - correction
     if bool(norm <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=3)
+        warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning)
         norm.zero_()
     return norm
 

@@ -379,7 +379,8 @@ def test_module_forward_and_off_path():
     # one autocast wrapper serves every name of the op (each name is its own dispatch point,
     # as in torch, where Tensor.matmul is not torch.matmul)
     amp_matmul = gt.matmul.__wrapped__
-    assert gt.Tensor.matmul.__wrapped__ is amp_matmul and gt.Tensor.__matmul__.__wrapped__ is amp_matmul
+    assert gt.Tensor.matmul.__wrapped__ is amp_matmul
+    assert gt.Tensor.__matmul__.__wrapped__ is amp_matmul
     assert gt.matmul.__name__ == "matmul"
 
 
