@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 from ... import _ops
 from ..._ops import activation as _A
+from ..._ops._common import warn
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "hardtanh", "hardtanh_", "relu6",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_",
@@ -106,30 +105,32 @@ def softsign(input):
     return input / (input.abs() + 1)
 
 
-def _get_softmax_dim(name, ndim, stacklevel):
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+def _get_softmax_dim(name, ndim):
+    # at the user's line, wherever the call came through (torch's _stacklevel counts frames
+    # that dispatch points change)
+    warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+         "include dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input) along ``dim``."""
     if dim is None:
-        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+        dim = _get_softmax_dim("softmin", input.dim())
     return _A.softmax(-input, dim) if dtype is None else _A.softmax(-input.to(dtype), dim)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     if dim is None:
-        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+        dim = _get_softmax_dim("softmax", input.dim())
     return _A.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) along ``dim``, computed stably."""
     if dim is None:
-        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+        dim = _get_softmax_dim("log_softmax", input.dim())
     return _A.log_softmax(input, dim, dtype)
 
 
