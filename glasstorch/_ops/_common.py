@@ -8,12 +8,9 @@ derives the ``op_`` variant from it, so no operator is written twice.
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
-
 from .._core import dtype as _dt
 from .._core.backend import xp
+from .._core.warn import warn_user
 from .._tensor import Tensor, _view_of, _wrap, _wrap_dim
 from ..autograd.graph import Node, SavedTensor, needs_grad, record
 
@@ -119,19 +116,6 @@ def rebase_history(self, node):
         rebase_view_history(self, node)
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def warn(message, category=UserWarning):
-    """``warnings.warn`` pointing at the user's line, as torch's warnings do: the first caller
-    outside glasstorch (an op is reached through its dispatch point, other ops and nn modules,
-    so no fixed stacklevel is right)."""
-    f, level = sys._getframe(1), 2
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
-        f, level = f.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
-
-
 def finish(result, out):
     """Return ``result``, or copy it into ``out`` (resizing like torch) and return ``out``."""
     if out is None:
@@ -144,9 +128,9 @@ def finish(result, out):
                            f"type {_SHORT[od]}")
     if out._data.shape != result._data.shape:
         if out._data.size:
-            warn(f"An output with one or more elements was resized since it had shape "
-                 f"{list(out._data.shape)}, which does not match the required output shape "
-                 f"{list(result._data.shape)}. This behavior is deprecated.")
+            warn_user(f"An output with one or more elements was resized since it had shape "
+                      f"{list(out._data.shape)}, which does not match the required output shape "
+                      f"{list(result._data.shape)}. This behavior is deprecated.")
         out._data = result._data.astype(od.np)
     else:
         xp.copyto(out._data, result._data, casting="unsafe")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from .._core.warn import warn_user
 from ..autograd.grad_mode import _state
 from . import _winograd
 from ._common import (
@@ -29,7 +30,6 @@ from ._common import (
     compute_dtype,
     needs_grad,
     record,
-    warn,
     wrap,
     xp,
 )
@@ -431,9 +431,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
             k = weight.shape[2:]
             pads = _same_pads(k, dil)
             if any(lo != hi for lo, hi in pads):
-                warn("Using padding='same' with even kernel lengths and odd dilation "
-                              "may require a zero-padded copy of the input be created",
-                              UserWarning)
+                warn_user("Using padding='same' with even kernel lengths and odd dilation "
+                          "may require a zero-padded copy of the input be created",
+                          UserWarning)
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:

@@ -7,9 +7,10 @@ import numbers
 
 from .._core import dtype as _dt
 from .._core.device import as_device
+from .._core.warn import warn_user
 from .._tensor import _grad_state, strided
 from .._tensor import layout as layout_type
-from ._common import Tensor, register, size_arg, sizes_or_keyword, warn, wrap, xp
+from ._common import Tensor, register, size_arg, sizes_or_keyword, wrap, xp
 from ._rounding import round_sum_once
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -128,10 +129,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     as_device(device)
     check_pin_memory(pin_memory, "tensor", optional=False)
     if isinstance(data, Tensor):
-        warn(
-            "To copy construct from a tensor, it is recommended to use "
-            "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
-            "requires_grad_(True), rather than torch.tensor(sourceTensor).", UserWarning)
+        warn_user("To copy construct from a tensor, it is recommended to use "
+                  "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                  "requires_grad_(True), rather than torch.tensor(sourceTensor).", UserWarning)
     return _finish(_array_from_data(data, dtype), requires_grad)
 
 
@@ -152,9 +152,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     as_device(device)
     if requires_grad is None and isinstance(obj, Tensor) and obj.requires_grad and \
             (dtype is None or dtype is obj.dtype) and not copy:
-        warn("torch.asarray: unspecified requires_grad now defaults to "
-                      "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
-                      "to get the old behavior and silence this warning.", UserWarning)
+        warn_user("torch.asarray: unspecified requires_grad now defaults to "
+                  "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
+                  "to get the old behavior and silence this warning.", UserWarning)
     if isinstance(obj, Tensor):
         t = obj
         if dtype is not None and dtype is not t.dtype:
@@ -463,18 +463,18 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
 def _warn_out_count(out, n):
     """torch's warning when arange/range resize an ``out`` that had elements."""
     if out is not None and out._data.size and out._data.size != n:
-        warn(f"The number of elements in the out tensor of shape {list(out.shape)} is "
-                      f"{out._data.size} which does not match the computed number of elements "
-                      f"{n}. Note that this may occur as a result of rounding error. The out "
-                      f"tensor will be resized to a tensor of shape ({n},).", UserWarning)
+        warn_user(f"The number of elements in the out tensor of shape {list(out.shape)} is "
+                  f"{out._data.size} which does not match the computed number of elements "
+                  f"{n}. Note that this may occur as a result of rounding error. The out "
+                  f"tensor will be resized to a tensor of shape ({n},).", UserWarning)
 
 
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
           requires_grad=False):
     """Deprecated inclusive range (torch.range); prefer ``arange``."""
-    warn("torch.range is deprecated and will be removed in a future release because "
-                  "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning)
+    warn_user("torch.range is deprecated and will be removed in a future release because "
+              "its behavior is inconsistent with Python's range builtin. Instead, use "
+              "torch.arange, which produces values in [start, end).", UserWarning)
     _refuse_sparse(layout, "range", "range.out")
     dtype = _out_dtype(out, dtype, "range")
     n = int(math.floor((end - start) / step)) + 1

@@ -10,6 +10,7 @@ torch does (NumPy alone would move the advanced dim to the front).
 from __future__ import annotations
 
 from .._core import dtype as _dt
+from .._core.warn import warn_user
 from .._tensor import _strided_array
 from ._common import (
     Node,
@@ -21,7 +22,6 @@ from ._common import (
     register,
     register_inplace,
     view_of,
-    warn,
     wrap,
     wrap_dim,
     xp,
@@ -89,8 +89,8 @@ def _index_array(obj):
             return ("b", bool(arr))
         return ("m", arr)
     if k == _uint8:
-        warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
-                      "torch.bool instead.", UserWarning)
+        warn_user("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                  "torch.bool instead.", UserWarning)
         return ("m", arr.astype(_bool))
     if k == _int64 or k == _int32:
         if arr.ndim == 0 and isinstance(obj, Tensor):
@@ -135,8 +135,8 @@ def _as_tuple(index):
     if type(index) is list and len(index) < 32 and any(
             isinstance(e, (list, tuple, Tensor, _ndarray, slice)) or e is None or e is Ellipsis
             for e in index):
-        warn("Using a non-tuple sequence for multidimensional indexing is deprecated; "
-                      "use x[tuple(seq)] instead of x[seq].", UserWarning)
+        warn_user("Using a non-tuple sequence for multidimensional indexing is deprecated; "
+                  "use x[tuple(seq)] instead of x[seq].", UserWarning)
         return tuple(index)
     return (index,)
 
@@ -343,8 +343,8 @@ def _value_array(self, value, advanced):
                                    f"match, got {_short(self._data)} for the destination and "
                                    f"{_short(v)} for the source.")
             if v.dtype.kind == "c" and dt.kind != "c":
-                warn("Casting complex values to real discards the imaginary part",
-                              UserWarning)
+                warn_user("Casting complex values to real discards the imaginary part",
+                          UserWarning)
                 v = v.real
             v = v.astype(dt)
         return v

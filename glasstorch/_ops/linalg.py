@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .._core import dtype as _dt
+from .._core.warn import warn_user
 from ._common import (
     _SHORT,
     Node,
@@ -29,7 +30,6 @@ from ._common import (
     register_inplace,
     result_array,
     view_of,
-    warn,
     wrap,
     wrap_dim,
     xp,
@@ -900,9 +900,9 @@ class LinalgCrossBackward0(Node):
 def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3)."""
     if dim is None:
-        warn("Using torch.cross without specifying the dim arg is deprecated.\n"
-                      "Please either pass the dim explicitly or simply use torch.linalg.cross.",
-                      UserWarning)
+        warn_user("Using torch.cross without specifying the dim arg is deprecated.\n"
+                  "Please either pass the dim explicitly or simply use torch.linalg.cross.",
+                  UserWarning)
     return finish(_cross(input, other, dim, "torch.cross"), out)
 
 

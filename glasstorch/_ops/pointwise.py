@@ -7,6 +7,7 @@ variant and operator dunders are attached from that definition.
 from __future__ import annotations
 
 from .._core import dtype as _dt
+from .._core.warn import warn_user
 from ._common import (
     _SHORT,
     Node,
@@ -24,7 +25,6 @@ from ._common import (
     register,
     register_inplace,
     result_array,
-    warn,
     wrap,
     xp,
 )
@@ -2126,9 +2126,9 @@ def where(condition, input=None, other=None, *, out=None):
         if c.dtype != xp.uint8:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                                f"tensor with dtype {_SHORT[_by_np[c.dtype]]}")
-        warn("where received a uint8 condition tensor. This behavior is deprecated "
-                      "and will be removed in a future version of PyTorch. Use a boolean "
-                      "condition instead.", UserWarning)
+        warn_user("where received a uint8 condition tensor. This behavior is deprecated "
+                  "and will be removed in a future version of PyTorch. Use a boolean "
+                  "condition instead.", UserWarning)
         c = c.astype(xp.bool_)
     dt = _dt.result_dtype(input, other)
     x = input._data.astype(dt.np, copy=False) if isinstance(input, Tensor) else \

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 from .._core import dtype as _dt
+from .._core.warn import warn_user
 from .._tensor import Size, channels_last
 from .._tensor import contiguous_format as _contiguous_format
 from ._common import (
@@ -23,7 +24,6 @@ from ._common import (
     record,
     register,
     view_of,
-    warn,
     wrap,
     wrap_dim,
     xp,
@@ -673,8 +673,8 @@ def meshgrid(*tensors, indexing=None):
     """Coordinate grids (expanded views) from 0-D/1-D tensors; ``indexing`` 'ij' or 'xy'."""
     tensors = _varargs(tensors)
     if indexing is None:
-        warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning)
+        warn_user("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                  "indexing argument.", UserWarning)
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")

@@ -14,6 +14,7 @@ import warnings
 
 from .. import return_types as _rt
 from .._core import dtype as _dt
+from .._core.warn import warn_user
 from ._common import (
     _SHORT,
     Node,
@@ -29,7 +30,6 @@ from ._common import (
     register,
     register_inplace,
     result_array,
-    warn,
     wrap,
     wrap_dim,
     xp,
@@ -402,9 +402,9 @@ def _var_mean(input, dim, correction, keepdim, name):
         sq = (dev.real * dev.real + dev.imag * dev.imag) if dt.is_complex else dev * dev
         dof = builtins.max(n - correction, 0)
         if dof <= 0:
-            warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
-                          f"less than the reduction factor (input numel divided by output "
-                          f"numel).", UserWarning)
+            warn_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      f"less than the reduction factor (input numel divided by output "
+                      f"numel).", UserWarning)
         v = xp.asarray(xp.sum(sq, axis=axes, keepdims=keepdim) / dof)
     if not keepdim:
         m = m.reshape(v.shape)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import operator
 
 from .._core import dtype as _dt
-from ._common import _SHORT, Tensor, register, warn
+from .._core.warn import warn_user
+from ._common import _SHORT, Tensor, register
 from .creation import scalar_tensor
 from .rearrange import stack
 from .views import view_as_complex
@@ -111,8 +112,8 @@ def _normalizer(w, w_sum, aweights, correction):
     else:
         norm = w_sum - correction
     if bool(norm <= 0):
-        warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning)
+        warn_user("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                  "than the number of observations.", UserWarning)
         norm.zero_()
     return norm
 

@@ -6,7 +6,7 @@ import math
 import warnings
 
 from .. import _ops
-from .._ops._common import warn
+from .._core.warn import warn_user
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -62,8 +62,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if tensor.is_meta:
         return tensor
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
-             "of values may be incorrect.")
+        warn_user("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
+                  "of values may be incorrect.")
     with no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
         if p > 0.3:
@@ -190,7 +190,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He initialisation)."""
     if 0 in tensor.shape:
-        warn("Initializing zero-element tensors is a no-op")
+        warn_user("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
@@ -202,7 +202,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan) (He initialisation)."""
     if 0 in tensor.shape:
-        warn("Initializing zero-element tensors is a no-op")
+        warn_user("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ... import _ops
+from ..._core.warn import warn_user
 from ..._ops import activation as _A
-from ..._ops._common import warn
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "hardtanh", "hardtanh_", "relu6",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_",
@@ -108,8 +108,8 @@ def softsign(input):
 def _get_softmax_dim(name, ndim):
     # at the user's line, wherever the call came through (torch's _stacklevel counts frames
     # that dispatch points change)
-    warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-         "include dim=X as an argument.")
+    warn_user(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+              "include dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 
