@@ -242,10 +242,10 @@ def _is_sparse(layout, name):
 
 
 def _sparse_backend_refuses(layout, aten_name):
-    """What torch raises for a factory that has no sparse kernel (for CSR, the range-like
-    factories first make an empty 1-D tensor, which CSR cannot be)."""
+    """What torch raises for a factory that has no sparse kernel (for CSR, an ``out``-variant
+    kernel first makes an empty 1-D result, which CSR cannot be)."""
     csr = layout.name == "sparse_csr"
-    if csr and aten_name != "empty_strided":
+    if csr and aten_name.endswith("out"):
         return RuntimeError("torch.empty: Only batched sparse compressed (non-block) tensors "
                             "are supported, but got size [0]")
     return NotImplementedError(f"Could not run 'aten::{aten_name}' with arguments from the "

@@ -33,7 +33,14 @@ from ._common import (
     wrap,
     xp,
 )
-from .creation import check_pin_memory
+from .creation import (
+    _into_out,
+    _is_sparse,
+    _out_dtype,
+    _refuse_sparse,
+    _sparse_backend_refuses,
+    check_pin_memory,
+)
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
@@ -476,10 +483,11 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Uniform samples on [0, 1) of the given size (default dtype)."""
     as_device(device)
     check_pin_memory(pin_memory, "rand")
+    _refuse_sparse(layout, "rand", "uniform_")
     shape = _shape_of(size, kw.pop("size", None))
-    dt = _float_dtype(dtype, "check_uniform_bounds")
+    dt = _float_dtype(_out_dtype(out, dtype, "rand"), "check_uniform_bounds")
     vals = _uniform_values(_gen(generator), _numel(shape), dt)
-    return _result(vals.reshape(shape), out, requires_grad)
+    return _into_out(_result(vals.reshape(shape), None, requires_grad), out)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -487,10 +495,11 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Standard normal samples of the given size (default dtype)."""
     as_device(device)
     check_pin_memory(pin_memory, "randn")
+    _refuse_sparse(layout, "randn", "normal_")
     shape = _shape_of(size, kw.pop("size", None))
-    dt = _float_dtype(dtype, "normal_kernel_cpu", shape)
+    dt = _float_dtype(_out_dtype(out, dtype, "randn"), "normal_kernel_cpu", shape)
     vals = _normal_values(_gen(generator), _numel(shape), dt)
-    return _result(vals.reshape(shape), out, requires_grad)
+    return _into_out(_result(vals.reshape(shape), None, requires_grad), out)
 
 
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
@@ -510,10 +519,12 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
         raise TypeError("randint() received an invalid combination of arguments - expected "
                         "(int high, tuple of ints size) or (int low, int high, tuple of ints "
                         "size)")
+    _refuse_sparse(layout, "randint", "random_.from")
     shape = _shape_of((), size)
+    dtype = _out_dtype(out, dtype, "randint")
     dt = _dt.int64 if dtype is None else dtype
     vals = _random_from_to(_gen(generator), _numel(shape), _c_long(low), _c_long(high), dt)
-    return _result(vals.reshape(shape), out, requires_grad)
+    return _into_out(_result(vals.reshape(shape), None, requires_grad), out)
 
 
 # randperm switches to the inside-out shuffle with 64-bit draws from this size on
@@ -584,6 +595,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    _refuse_sparse(layout, "randperm", "randperm.generator_out")
+    dtype = _out_dtype(out, dtype, "randperm")
     dt = _dt.int64 if dtype is None else dtype
     if dt is _dt.bool_ or dt in _UNSIGNED_WIDE or dt.is_complex:
         raise _not_impl("randperm", dt)
@@ -596,14 +609,16 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError(f"n cannot be greater than {(1 << _FLOAT_DIGITS[dt]) + 1} for "
                            f"{_SHORT[dt]} type.")
     arr = _randperm_values(_gen(generator), n)
-    return _result(_ints_to_dtype(arr, dt), out, requires_grad)
+    return _into_out(_result(_ints_to_dtype(arr, dt), None, requires_grad), out)
 
 
-def _like_dtype(input, dtype, pin_memory, name):
+def _like_dtype(input, dtype, pin_memory, name, layout):
     if not isinstance(input, Tensor):
         raise TypeError(f"expected Tensor as element 0 in argument 0, but got "
                         f"{type(input).__name__}")
     check_pin_memory(pin_memory, name)
+    if _is_sparse(layout, name):  # torch's *_like first allocate with empty_strided
+        raise _sparse_backend_refuses(layout, "empty_strided")
     return input.dtype if dtype is None else dtype
 
 
@@ -645,7 +660,7 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None, pin_memory=False):
     """``rand`` with ``input``'s shape and (by default) dtype, filled in the memory order of
     the layout torch gives the result."""
-    dt = _like_dtype(input, dtype, pin_memory, "rand_like")
+    dt = _like_dtype(input, dtype, pin_memory, "rand_like", layout)
     if dt._category < 2:
         raise _not_impl("check_uniform_bounds", dt)
     shape = input._data.shape
@@ -659,8 +674,8 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
     """``randn`` with ``input``'s shape and (by default) dtype (a non-contiguous layout takes
     torch's scalar path, as there)."""
     shape = input._data.shape if isinstance(input, Tensor) else ()
-    dt = _float_dtype(_like_dtype(input, dtype, pin_memory, "randn_like"), "normal_kernel_cpu",
-                      shape)
+    dt = _float_dtype(_like_dtype(input, dtype, pin_memory, "randn_like", layout),
+                      "normal_kernel_cpu", shape)
     perm = _like_perm(input, memory_format)
     contiguous = [d for d in perm if shape[d] != 1] == [d for d in range(len(shape))
                                                         if shape[d] != 1]
@@ -671,7 +686,7 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
                  device=None, requires_grad=False, memory_format=None, pin_memory=False):
     """``randint`` with ``input``'s shape and dtype: ``(input, high)`` or ``(input, low, high)``."""
-    dt = _like_dtype(input, dtype, pin_memory, "randint_like")
+    dt = _like_dtype(input, dtype, pin_memory, "randint_like", layout)
     if high is None:
         low, high = 0, low
     shape = input._data.shape
