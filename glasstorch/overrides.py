@@ -210,6 +210,28 @@ def _append_overloaded(found, types, a, include_plain):
     types.add(t)
 
 
+# Types met in arguments that take no calls (Parameter, tensor-unrelated classes): the quick
+# scan skips them without looking up their __torch_function__ again.
+_passive = set()
+
+
+def _passive_only(items):
+    """Whether no element of ``items`` (or of a list/tuple among them) could take a call:
+    the cheap scan every op makes once dispatch is on."""
+    for a in items:
+        t = type(a)
+        if t is Tensor or t in _NEVER or t in _passive:
+            continue
+        if t is list or t is tuple:
+            if not _passive_only(a):
+                return False
+        elif _overrides(t):
+            return False
+        else:
+            _passive.add(t)
+    return True
+
+
 def _collect(args, kwargs, include_plain=False):
     """The arguments (and elements of list/tuple arguments) whose type overrides
     ``__torch_function__``, in calling order. ``include_plain`` also takes plain tensors, as
@@ -251,6 +273,9 @@ class _Spec:
 def _dispatch(spec, args, kwargs):
     """Slow path of a dispatch point: the handlers' result, or ``_NO_DISPATCH`` when nothing
     takes the call."""
+    if not _modes_pushed and _passive_only(args) and (
+            not kwargs or _passive_only(kwargs.values())):
+        return _NO_DISPATCH  # the common case once a subclass exists somewhere: plain calls
     tls = _tls
     state = tls.disabled
     if state == _ALL_DISABLED:
