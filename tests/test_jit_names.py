@@ -131,13 +131,15 @@ def test_fork_and_wait_warn_deprecation_like_torch():
             assert L.jit.wait(fut) == 1
 
 
-def test_script_and_trace_refuse_without_a_compiler_and_warn_deprecation():
+def test_script_and_trace_compile_and_warn_deprecation():
     with pytest.warns(DeprecationWarning, match="torch.jit.script` is deprecated"):
-        with pytest.raises(NotImplementedError, match="PYTORCH_JIT=0"):
-            glasstorch.jit.script(lambda x: x)
+        scripted = glasstorch.jit.script(lambda x: x + 1)
+    assert isinstance(scripted, glasstorch.jit.ScriptFunction)
+    assert scripted(glasstorch.ones(1)).tolist() == [2.0]
     with pytest.warns(DeprecationWarning, match="torch.jit.trace` is deprecated"):
-        with pytest.raises(NotImplementedError, match="PYTORCH_JIT=0"):
-            glasstorch.jit.trace(lambda x: x, (glasstorch.ones(1),))
+        traced = glasstorch.jit.trace(lambda x: x * 2, (glasstorch.ones(1),))
+    assert isinstance(traced, glasstorch.jit.ScriptFunction)
+    assert traced(glasstorch.ones(1)).tolist() == [2.0]
 
 
 PYTORCH_JIT_OFF = """

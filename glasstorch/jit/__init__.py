@@ -1,12 +1,11 @@
-"""glasstorch.jit: TorchScript's Python-side names, with their eager-mode behaviour.
-
-glasstorch has no TorchScript compiler yet. What model code uses in eager mode works as in
-torch: the markers (``ignore``, ``unused``, ``export``, ``_overload``), the probes
-(``is_scripting``, ``is_tracing``), ``Final``/``annotate``/``Attribute``, ``fork``/``wait`` (the
-function runs at once; ``wait`` returns its value), ``isinstance`` for typed containers, and
-the ``ScriptModule``/``ScriptFunction`` types for isinstance checks. ``script`` and ``trace``
-refuse unless ``PYTORCH_JIT=0`` (read at import, as torch does) makes them return their
-argument.
+"""glasstorch.jit: TorchScript. ``script`` compiles functions and modules from their Python
+source (TorchScript's subset and type rules) to a typed IR with ``.graph``/``.code``, run as
+Python generated from the graph; ``trace`` records one run through the dispatch point. The
+markers (``ignore``, ``unused``, ``export``, ``_overload``), ``Final``/``annotate``/
+``Attribute``, ``fork``/``wait`` (eager futures), ``isinstance`` for typed containers and the
+``ScriptModule``/``ScriptFunction`` types are here as in torch. ``PYTORCH_JIT=0`` (read at
+import, as torch does) makes ``script`` and ``trace`` return their argument. Saving scripted
+programs (``torch.jit.save``/``load``) is not implemented yet.
 """
 
 from __future__ import annotations
@@ -15,7 +14,11 @@ import typing
 import warnings
 
 from ..futures import Future
-from . import annotations  # noqa: F401  (torch.jit.annotations is importable as an attribute)
+from . import (
+    annotations,  # noqa: F401  (torch.jit.annotations is importable as an attribute)
+    frontend,  # noqa: F401  (torch.jit.frontend.NotSupportedError)
+)
+from ._compiler import Error
 from ._internal import (  # noqa: F401  (torch.jit names, re-exported)
     FunctionModifiers,
     _isinstance,
@@ -32,14 +35,24 @@ from ._script import (  # noqa: F401
     RecursiveScriptModule,
     ScriptFunction,
     ScriptModule,
+    freeze,
     script,
     script_method,
 )
-from ._trace import is_tracing, script_if_tracing, trace
+from ._trace import (  # noqa: F401
+    TopLevelTracedModule,
+    TracedModule,
+    TracerWarning,
+    is_tracing,
+    script_if_tracing,
+    trace,
+    trace_module,
+)
 
-__all__ = ["Attribute", "Future", "ScriptFunction", "ScriptModule", "annotate", "export",
-           "fork", "ignore", "is_scripting", "is_tracing", "isinstance", "script",
-           "script_if_tracing", "trace", "unused", "wait"]
+__all__ = ["Attribute", "Error", "Future", "ScriptFunction", "ScriptModule", "TracerWarning",
+           "annotate", "export", "fork", "freeze", "ignore", "is_scripting", "is_tracing",
+           "isinstance", "script", "script_if_tracing", "trace", "trace_module", "unused",
+           "wait"]
 
 # ``x: torch.jit.Final[int]`` marks a module constant for TorchScript; it is typing's Final.
 Final = typing.Final

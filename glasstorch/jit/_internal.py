@@ -1,7 +1,7 @@
-"""The TorchScript markers that model code applies in eager mode (torch._jit_internal).
+"""The TorchScript markers that model code applies (torch._jit_internal).
 
 ``@torch.jit.ignore``, ``unused`` and ``export`` tag a function for the TorchScript compiler and
-return it; in eager code (always, in glasstorch) the function runs as written. The tag is kept
+return it; in eager code the function runs as written. The tag is kept
 on the function as torch keeps it, so code that reads ``fn._torchscript_modifier`` sees the same
 thing.
 """
@@ -32,8 +32,9 @@ class FunctionModifiers:
 
 
 def is_scripting() -> bool:
-    """True inside TorchScript-compiled code; False in eager Python, where glasstorch always
-    runs. Lets code keep a Python-only branch: ``if not torch.jit.is_scripting(): ...``."""
+    """True inside TorchScript-compiled code (``torch.jit.script`` folds the call to a
+    constant True and drops the Python-only branch); False when called from Python. Lets code
+    keep a Python-only branch: ``if not torch.jit.is_scripting(): ...``."""
     return False
 
 
