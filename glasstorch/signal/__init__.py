@@ -1,0 +1,5 @@
+"""glasstorch.signal: signal processing, mirroring torch.signal (its ``windows``)."""
+
+from . import windows
+
+__all__ = ["windows"]
