@@ -250,7 +250,7 @@ class Tensor:
 
     @property
     def is_quantized(self) -> bool:
-        """Always False: there are no quantized tensors."""
+        """False: a plain tensor (quantized tensors are their own class, where it is True)."""
         return False
 
     @property
@@ -554,6 +554,13 @@ class Tensor:
             return self._data
         return self._data.astype(dtype, copy=bool(copy))
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # NumPy functions applied to a tensor (np.sin(t), scipy's ufuncs) hand back a tensor,
+        # as in torch; boolean results become uint8, as torch's do
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        return _wrap(array)
+
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -593,6 +600,14 @@ class Tensor:
         if self.dim() == 0:  # a method call, as torch's (a __torch_function__ sees it)
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def __contains__(self, element):
+        # an element test over every value, as torch's (not Python's row-by-row iteration)
+        import numbers
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return bool((element == self).any().item())
 
     def __reversed__(self):
         return iter(self.flip(0)) if self._data.ndim else iter((self,))
@@ -753,8 +768,9 @@ def _is_contiguous_strides(shape, strides):
     return True
 
 
-class layout:
-    """A tensor layout (``torch.strided``, ``torch.sparse_coo``, ``torch.sparse_csr``)."""
+class _NamedConstant:
+    """Base of torch's named singletons (layouts, memory formats, qschemes): one instance per
+    name, shown as ``torch.<name>``."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -767,19 +783,15 @@ class layout:
         return self.name
 
 
-class memory_format:
+class layout(_NamedConstant):
+    """A tensor layout (``torch.strided``, ``torch.sparse_coo``, ``torch.sparse_csr``)."""
+    __slots__ = ()
+
+
+class memory_format(_NamedConstant):
     """A memory format (``torch.contiguous_format``, ``torch.channels_last``...) for ``contiguous``,
     ``to`` and ``is_contiguous``."""
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "torch." + self.name
-
-    def __reduce__(self):
-        return self.name
+    __slots__ = ()
 
 
 strided = layout("strided")

@@ -55,6 +55,8 @@ _STORAGE_NAMES = {
     _dt.int16: "ShortStorage", _dt.int8: "CharStorage", _dt.uint8: "ByteStorage",
     _dt.bool_: "BoolStorage", _dt.complex64: "ComplexFloatStorage",
     _dt.complex128: "ComplexDoubleStorage",
+    _dt.quint8: "QUInt8Storage", _dt.qint8: "QInt8Storage", _dt.qint32: "QInt32Storage",
+    _dt.quint4x2: "QUInt4x2Storage",
 }
 _U8 = xp.dtype(xp.uint8)
 
@@ -245,6 +247,20 @@ def _rebuild_sparse_tensor(layout, data):
                               "supported (only sparse_coo and sparse_csr)")
 
 
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params,
+                     requires_grad=False, backward_hooks=None):
+    # torch's record of a quantized tensor: its integer storage plus the quantizer
+    from ._ops import quantized
+    buf, dtype = _bytes_of(storage)
+    if not isinstance(dtype, _dt._QuantizedDtype):
+        raise pickle.UnpicklingError(f"quantized tensor record over a {dtype} storage")
+    if dtype is _dt.quint4x2:
+        values = quantized.unpack_quint4x2(buf, storage_offset, size)
+    else:
+        values = _rebuild_tensor(storage, storage_offset, size, stride)._data
+    return quantized.from_record(values, dtype, quantizer_params)
+
+
 def _rebuild_from_type_v2(func, new_type, args, state):
     if func not in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
                     _rebuild_parameter_with_state) \
@@ -294,13 +310,14 @@ _SAFE = {
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
     ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+    ("torch._utils", "_rebuild_qtensor"): _rebuild_qtensor,
     ("torch", "Tensor"): _TENSOR_TYPE,
     ("torch.nn.parameter", "Parameter"): _PARAMETER_TYPE,
     ("torch", "Size"): Size,
     ("torch", "device"): _device,
     ("torch.serialization", "_get_layout"): _get_layout,
     **_STORAGE_TYPES,
-    **{("torch", d.name): d for d in _dt.all_dtypes},
+    **{("torch", d.name): d for d in _dt.all_dtypes + _dt.quantized_dtypes},
 }
 for _name in ("set", "frozenset", "bytearray", "complex"):  # protocol 2 spells builtins so
     _SAFE["__builtin__", _name] = _SAFE["builtins", _name]
@@ -309,6 +326,10 @@ for _name in ("strided", "sparse_coo", "contiguous_format", "channels_last",
     from . import _tensor as _tensor_mod
     _SAFE["torch", _name] = getattr(_tensor_mod, _name)
 _SAFE["torch", "sparse_csr"] = _sparse_csr
+for _name in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+              "per_channel_symmetric", "per_channel_affine_float_qparams"):
+    from ._ops import quantized as _quantized_mod
+    _SAFE["torch", _name] = getattr(_quantized_mod, _name)
 _LAYOUTS = {str(x): x for x in (_SAFE["torch", "strided"], _SAFE["torch", "sparse_coo"],
                                 _sparse_csr)}
 del _name
@@ -413,12 +434,13 @@ _G_REBUILD = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _G_REBUILD_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
 _G_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _G_SPARSE = _TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
+_G_QTENSOR = _TorchGlobal("torch._utils", "_rebuild_qtensor")
 _G_GET_LAYOUT = _TorchGlobal("torch.serialization", "_get_layout")
 _G_SIZE = _TorchGlobal("torch", "Size")
 _G_DEVICE = _TorchGlobal("torch", "device")
 _G_UNTYPED = _TorchGlobal("torch.storage", "UntypedStorage")
 _G_STORAGE = {d: _TorchGlobal("torch", n) for d, n in _STORAGE_NAMES.items()}
-_G_DTYPE = {d: _TorchGlobal("torch", d.name) for d in _dt.all_dtypes}
+_G_DTYPE = {d: _TorchGlobal("torch", d.name) for d in _dt.all_dtypes + _dt.quantized_dtypes}
 _G_MISC = {id(_SAFE["torch", n]): _TorchGlobal("torch", n) for n in (
     "contiguous_format", "channels_last", "channels_last_3d", "preserve_format")}
 
@@ -471,6 +493,7 @@ class _Pickler(pickle._Pickler):
         self._save_torch_global(_G_DTYPE[obj])
 
     dispatch[_dt.dtype] = _save_dtype
+    dispatch[_dt._QuantizedDtype] = _save_dtype
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRecord:
@@ -491,9 +514,9 @@ class _Pickler(pickle._Pickler):
                 f"different types: {rec.dtype} and {dtype}")
         return rec
 
-    def _tensor_args(self, t):
+    def _tensor_args(self, t, dtype=None):
         arr = t._data
-        dtype = _dt._by_np[arr.dtype]
+        dtype = dtype or _dt._by_np[arr.dtype]
         item = arr.itemsize
         root = root_array(arr)
         flat = _flat_bytes(root)
@@ -511,6 +534,13 @@ class _Pickler(pickle._Pickler):
         if cls is SparseCooTensor or cls is SparseCsrTensor:
             # torch's form: the component tensors, rebuilt on load
             return (_G_SPARSE, (obj.layout, obj._components()))
+        if cls is _quantized_mod.QuantizedTensor:
+            values, size, stride, params = _quantized_mod.save_record(obj)
+            storage, offset, vsize, vstride = self._tensor_args(values, obj.dtype)
+            return (_G_QTENSOR, (storage, offset, size or vsize, stride or vstride, params, False,
+                                 collections.OrderedDict()))
+        if cls is _quantized_mod.qscheme:
+            return (_identity_global, (_TorchGlobal("torch", obj.name),))
         if cls is Tensor or isinstance(obj, Tensor):
             storage, offset, size, stride = self._tensor_args(obj)
             if storage.dtype in _G_STORAGE:

@@ -88,9 +88,40 @@ float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, _FLOAT, signe
                        limited=True)
 
 float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+
+
+class _QuantizedDtype(dtype):
+    """A quantized element type (``torch.quint8``...): integers standing for
+    ``scale * (q - zero_point)``. ``int_dtype`` is the plain integer dtype of its values
+    (``int_repr``), ``qmin``/``qmax`` their range. torch refuses ``is_signed`` on these."""
+
+    __slots__ = ("int_dtype", "qmin", "qmax")
+
+    def __init__(self, name, int_dtype, qmin, qmax):
+        self.name = name
+        self.np = int_dtype.np
+        self.itemsize = int_dtype.itemsize
+        self._category = _INT  # never promoted: the promotion table has no quantized pairs
+        self.is_floating_point = self.is_complex = False
+        self._aliases = ()
+        self._limited = True
+        self.int_dtype, self.qmin, self.qmax = int_dtype, qmin, qmax
+
+    @property
+    def is_signed(self):
+        """Raises RuntimeError, as torch does for quantized dtypes."""
+        raise RuntimeError("isSignedType not supported for quantized types")
+
+
+quint8 = _QuantizedDtype("quint8", uint8, 0, 255)
+qint8 = _QuantizedDtype("qint8", int8, -128, 127)
+qint32 = _QuantizedDtype("qint32", int32, -(2 ** 31), 2 ** 31 - 1)
+# two 4-bit values per byte, low nibble first
+quint4x2 = _QuantizedDtype("quint4x2", uint8, 0, 15)
+quantized_dtypes = (quint8, qint8, qint32, quint4x2)
 all_dtypes = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16,
               float32, float64, complex64, complex128, uint16, uint32, uint64) + float8_dtypes
-_by_name = {d.name: d for d in all_dtypes}
+_by_name = {d.name: d for d in all_dtypes + quantized_dtypes}
 _by_np = {d.np: d for d in all_dtypes}
 # numpy spells some types differently on some platforms (e.g. longlong vs long).
 for _d in all_dtypes:
@@ -161,6 +192,11 @@ class _PromotionTable(dict):
 
     def __missing__(self, key):
         a, b = key
+        if a in quantized_dtypes or b in quantized_dtypes:
+            raise RuntimeError(
+                "promoteTypes with quantized numbers is not handled yet; figure out what the "
+                f"correct rules should be, offending types: {scalar_type_name(a)} "
+                f"{scalar_type_name(b)}")
         kind = ("Float8 Types" if a in float8_dtypes or b in float8_dtypes
                 else "uint16, uint32, uint64 types")
         raise RuntimeError(f"Promotion for {kind} is not supported, attempted to promote "
@@ -187,6 +223,7 @@ _SCALAR_TYPE_NAMES = {
     uint32: "UInt32", uint64: "UInt64", float8_e4m3fn: "Float8_e4m3fn",
     float8_e5m2: "Float8_e5m2", float8_e4m3fnuz: "Float8_e4m3fnuz",
     float8_e5m2fnuz: "Float8_e5m2fnuz", float8_e8m0fnu: "Float8_e8m0fnu",
+    quint8: "QUInt8", qint8: "QInt8", qint32: "QInt32", quint4x2: "QUInt4x2",
 }
 
 

@@ -1,0 +1,6 @@
+"""``torch.ao.nn.quantized.dynamic``: float-in/float-out modules with qint8 weights whose
+input is quantized on the fly from its own range."""
+
+from .modules import LSTM, Linear
+
+__all__ = ["Linear", "LSTM"]

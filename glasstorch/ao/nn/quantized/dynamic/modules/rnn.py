@@ -1,0 +1,167 @@
+"""Dynamically quantized LSTM (``torch.ao.nn.quantized.dynamic.LSTM``): qint8 weights, each
+gate GEMM a dynamic int8 linear (``_kernels.linear_dynamic``), the cell arithmetic in
+float32 as torch's ``quantized_lstm`` runs it on the CPU.
+
+As in torch on the CPU, each layer and direction projects its whole input sequence at once
+(one set of input qparams per sequence), then steps through time.
+"""
+
+from __future__ import annotations
+
+import glasstorch as torch
+from glasstorch import nn
+
+from ... import _kernels
+from ...modules.utils import _quantize_weight
+
+__all__ = ["LSTM"]
+
+
+class LSTM(nn.Module):
+    """An LSTM whose matrix products are dynamically quantized (float in, float out)."""
+
+    _FLOAT_MODULE = (nn.LSTM,)
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, dtype=torch.qint8):
+        super().__init__()
+        if dtype is not torch.qint8:
+            raise NotImplementedError("glasstorch: dynamic LSTM supports qint8 weights only")
+        self.mode = "LSTM"
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.dtype = float(dropout), bidirectional, dtype
+        self.version = 2
+        self._cells = []  # per (layer, direction): (w_ih, b_ih, w_hh, b_hh)
+
+    def _get_name(self):
+        return "DynamicQuantizedLSTM"
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """Quantize each weight of float LSTM ``mod`` with a fresh weight observer of its
+        qconfig (per-tensor symmetric qint8 by default)."""
+        from glasstorch.ao.quantization.qconfig import default_dynamic_qconfig
+        if getattr(mod, "proj_size", 0):
+            raise NotImplementedError("glasstorch: dynamic LSTM with proj_size is not "
+                                      "supported")
+        qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
+        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
+                mod.dropout, mod.bidirectional, qconfig.weight().dtype)
+        for layer in range(mod.num_layers):
+            for suffix in ("", "_reverse")[:2 if mod.bidirectional else 1]:
+                parts = []
+                for kind in ("ih", "hh"):
+                    w = getattr(mod, f"weight_{kind}_l{layer}{suffix}")
+                    obs = qconfig.weight()
+                    obs(w)
+                    b = getattr(mod, f"bias_{kind}_l{layer}{suffix}", None) if mod.bias else None
+                    parts += [_quantize_weight(w.float(), obs),
+                              None if b is None else b.detach().clone()]
+                q._cells.append(tuple(parts))
+        return q
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        # glasstorch's own layout (torch pickles opaque packed-weight objects here)
+        i = 0
+        for layer in range(self.num_layers):
+            for suffix in ("", "_reverse")[:2 if self.bidirectional else 1]:
+                w_ih, b_ih, w_hh, b_hh = self._cells[i]
+                for name, v in (("weight_ih", w_ih), ("bias_ih", b_ih), ("weight_hh", w_hh),
+                                ("bias_hh", b_hh)):
+                    if v is not None:
+                        destination[f"{prefix}{name}_l{layer}{suffix}"] = v
+                i += 1
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        cells = []
+        for layer in range(self.num_layers):
+            for suffix in ("", "_reverse")[:2 if self.bidirectional else 1]:
+                vals = []
+                for name in ("weight_ih", "bias_ih", "weight_hh", "bias_hh"):
+                    key = f"{prefix}{name}_l{layer}{suffix}"
+                    if key in state_dict:
+                        vals.append(state_dict.pop(key))
+                    else:
+                        if strict and (name.startswith("weight") or self.bias):
+                            missing_keys.append(key)
+                        vals.append(None)
+                cells.append(tuple(vals))
+        self._cells = cells
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    def _cell(self, gates_x, h, c, params):
+        _, _, w_hh, b_hh = params
+        gates = gates_x + _kernels.linear_dynamic(h, w_hh, b_hh, reduce_range=True)
+        i, f, g, o = gates.chunk(4, 1)
+        i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+        c = f * c + i * g
+        return o * torch.tanh(c), c
+
+    def _run_direction(self, seq, h, c, params, reverse):
+        w_ih, b_ih = params[0], params[1]
+        gxs = _kernels.linear_dynamic(seq, w_ih, b_ih, reduce_range=True)
+        outs = []
+        steps = range(seq.shape[0] - 1, -1, -1) if reverse else range(seq.shape[0])
+        for t in steps:
+            h, c = self._cell(gxs[t], h, c, params)
+            outs.append(h)
+        if reverse:
+            outs.reverse()
+        return torch.stack(outs, 0), h, c
+
+    def forward(self, input, hx=None):
+        """(output, (h_n, c_n)) for float ``input`` (L, N, H_in) (batch first if set; an
+        unbatched (L, H_in) input works too)."""
+        if not isinstance(input, torch.Tensor):
+            raise NotImplementedError("glasstorch: packed sequences are not supported by the "
+                                      "dynamic quantized LSTM")
+        unbatched = input.dim() == 2
+        x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
+                                                  else input)
+        dirs = 2 if self.bidirectional else 1
+        n = x.shape[1]
+        if hx is None:
+            zeros = torch.zeros(self.num_layers * dirs, n, self.hidden_size)
+            h0, c0 = zeros, zeros
+        else:
+            h0, c0 = hx
+            if unbatched:
+                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
+        hs, cs = [], []
+        layer_in = x
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                out, h, c = self._run_direction(layer_in, h0[k], c0[k], self._cells[k], d == 1)
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            layer_in = torch.cat(outs, 2) if dirs == 2 else outs[0]
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_in = torch.nn.functional.dropout(layer_in, self.dropout, True)
+        out = layer_in
+        h_n, c_n = torch.stack(hs, 0), torch.stack(cs, 0)
+        if unbatched:
+            return out.squeeze(1), (h_n.squeeze(1), c_n.squeeze(1))
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        return out, (h_n, c_n)
