@@ -1,0 +1,140 @@
+"""DDP step time and scaling on this machine: ``python -m benchmarks.distributed
+[--ranks 1 2 4] [--steps 10] [--workloads mlp cnn]``.
+
+Weak scaling: every rank trains on the same per-rank batch, so ideal scaling keeps the step
+time constant and the efficiency (1-rank step time / N-rank step time) at 1. Also reported:
+the gradient bytes each rank all-reduces per step, and the overlap of communication with
+backward: ``(local backward + one all-reduce of all gradients - DDP backward) / all-reduce``,
+1 when the reduction hides entirely behind backward, 0 when it runs after it. Rank counts above
+the number of CPU cores are marked as oversubscribed (they measure contention, not scaling).
+Needs mpi4py and mpich (``pip install -e '.[distributed]'``) for more than one rank.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _model(L, workload):
+    if workload == "cnn":
+        return L.nn.Sequential(L.nn.Conv2d(3, 16, 3, padding=1), L.nn.ReLU(),
+                               L.nn.MaxPool2d(2), L.nn.Conv2d(16, 32, 3, padding=1),
+                               L.nn.ReLU(), L.nn.AdaptiveAvgPool2d(1), L.nn.Flatten(),
+                               L.nn.Linear(32, 10))
+    return L.nn.Sequential(L.nn.Linear(256, 512), L.nn.ReLU(), L.nn.Linear(512, 512),
+                           L.nn.ReLU(), L.nn.Linear(512, 10))
+
+
+def _batch(L, workload):
+    x = L.randn(32, 3, 32, 32) if workload == "cnn" else L.randn(64, 256)
+    return x, L.randint(0, 10, (x.shape[0],))
+
+
+def _worker(workload, steps):
+    """One rank: time DDP steps, local backward and a flat all-reduce; rank 0 prints JSON."""
+    import glasstorch as L
+    dist = L.distributed
+    dist.init_process_group("gloo")
+    L.manual_seed(0)
+    ddp = L.nn.parallel.DistributedDataParallel(_model(L, workload))
+    opt = L.optim.SGD(ddp.parameters(), lr=0.01)
+    x, y = _batch(L, workload)
+    loss_fn = L.nn.functional.cross_entropy
+
+    def timed(fn):
+        times = []
+        for _ in range(steps + 2):
+            dist.barrier()
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times[2:])      # the first two warm up
+
+    def step():
+        opt.zero_grad()
+        loss_fn(ddp(x), y).backward()
+        opt.step()
+
+    def local_backward():
+        with ddp.no_sync():
+            loss_fn(ddp(x), y).backward()
+
+    def synced_backward():
+        loss_fn(ddp(x), y).backward()
+    flat = L.cat([p.detach().reshape(-1) for p in ddp.parameters()])
+    t_step = timed(step)
+    t_local = timed(local_backward)
+    t_ddp = timed(synced_backward)
+    t_comm = timed(lambda: dist.all_reduce(flat))
+    if dist.get_rank() == 0:
+        n = dist.get_world_size()
+        overlap = None if n == 1 or t_comm <= 0 else \
+            max(0.0, min(1.0, (t_local + t_comm - t_ddp) / t_comm))
+        print("BENCH " + json.dumps({
+            "workload": workload, "ranks": n, "step_ms": t_step * 1e3,
+            "grad_bytes": flat.numel() * flat.element_size(), "allreduce_ms": t_comm * 1e3,
+            "overlap": overlap, "buckets": len(ddp._buckets)}), flush=True)
+    dist.destroy_process_group()
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(ranks, workload, steps):
+    cmd = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc_per_node", str(ranks),
+           "--master_port", str(_free_port()), "-m", "benchmarks.distributed", "--worker",
+           workload, "--steps", str(steps)]
+    # one BLAS thread per rank at every rank count, so that 1 rank is a fair baseline
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for line in out.stdout.splitlines():
+        if line.startswith("BENCH "):
+            return json.loads(line[len("BENCH "):])
+    raise RuntimeError(f"{ranks} ranks of {workload} failed:\n{out.stderr[-3000:]}")
+
+
+def main(argv=None):
+    """Run the benchmark (or, with ``--worker``, one rank of it)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--workloads", nargs="+", default=["mlp", "cnn"])
+    p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--json", default=None, help="also write the results here")
+    args = p.parse_args(argv)
+    if args.worker:
+        return _worker(args.worker, args.steps)
+    cores = os.cpu_count() or 1
+    rows = []
+    for workload in args.workloads:
+        base = None
+        for ranks in args.ranks:
+            r = _run(ranks, workload, args.steps)
+            base = r["step_ms"] if ranks == 1 else base
+            r["efficiency"] = None if base is None else base / r["step_ms"]
+            r["oversubscribed"] = ranks > cores
+            rows.append(r)
+            eff = "-" if r["efficiency"] is None else f"{r['efficiency']:.2f}"
+            ov = "-" if r["overlap"] is None else f"{r['overlap']:.2f}"
+            print(f"{workload:4s} ranks={ranks}{' (oversubscribed)' if r['oversubscribed'] else ''}"
+                  f"  step {r['step_ms']:8.2f} ms  efficiency {eff}  "
+                  f"all-reduce {r['grad_bytes'] / 1e6:.2f} MB in {r['allreduce_ms']:.2f} ms  "
+                  f"overlap {ov}  buckets {r['buckets']}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cores": cores, "results": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
