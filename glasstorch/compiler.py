@@ -118,8 +118,20 @@ def wrap_numpy(fn):
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False):
-    """``torch.compile``: glasstorch has no compiler yet, so the model or function is
-    returned as it is and runs eagerly with identical results. Usable as a decorator."""
+    """``torch.compile``: glasstorch has no compiler yet, so what it returns runs eagerly with
+    identical results: a module comes back as an ``OptimizedModule`` holding it as
+    ``_orig_mod`` (as in torch), a function as a wrapper of it. Usable as a decorator."""
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
     if model is None:
-        return lambda m: m
-    return model
+        def fn(model):
+            if model is None:
+                raise RuntimeError("Model can't be None")
+            return compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                           mode=mode, options=options, disable=disable)
+        return fn
+    if disable:
+        return model
+    from ._dynamo.eval_frame import OptimizeContext
+    return OptimizeContext(backend, fullgraph, dynamic)(model)

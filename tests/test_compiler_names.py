@@ -256,6 +256,10 @@ def test_compiler_helpers_match_torch():
 
 
 def test_compile_still_runs_eagerly():
+    # torch.compile(module) gives an OptimizedModule around it (accelerate unwraps _orig_mod)
     m = glasstorch.nn.Linear(2, 2)
-    assert glasstorch.compile(m) is m
-    assert glasstorch.compiler.compile(m) is m
+    x = glasstorch.randn(3, 2)
+    for compiled in (glasstorch.compile(m), glasstorch.compiler.compile(m)):
+        assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is m
+        assert glasstorch.equal(compiled(x), m(x))
+    assert glasstorch.compile(m, disable=True) is m

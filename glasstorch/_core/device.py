@@ -85,9 +85,15 @@ class device:
         return (device, (self.type, self.index))
 
     def __enter__(self):
+        # ``with torch.device(d):`` makes d the factories' default device inside the block,
+        # as torch's device context does (so a 'meta' block fails loudly here instead of
+        # silently building real CPU tensors)
+        _context_stack.append(default_device[0])
+        default_device[0] = None if self.type == "cpu" and self.index is None else self
         return self
 
     def __exit__(self, *exc):
+        default_device[0] = _context_stack.pop()
         return False
 
 
@@ -100,6 +106,7 @@ def _type_name(value):
 
 # torch.set_default_device: where factories put tensors when no device is given (None: CPU)
 default_device = [None]
+_context_stack = []  # the defaults that enclosing ``with device(...)`` blocks replaced
 
 
 def as_device(d) -> device:

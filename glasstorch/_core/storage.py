@@ -156,6 +156,11 @@ class UntypedStorage:
         """The size in bytes."""
         return self._bytes.nbytes
 
+    def untyped(self):
+        """This storage itself (what a typed storage's ``untyped()`` gives; safetensors
+        calls it on the storage ``from_file`` returns)."""
+        return self
+
     def size(self) -> int:
         """The size in bytes (as torch's untyped storages count them)."""
         return self._bytes.nbytes

@@ -13,7 +13,7 @@ import functools
 
 from ..nn.modules.module import Module
 
-__all__ = ["disable", "innermost_fn", "OptimizedModule", "DisableContext"]
+__all__ = ["disable", "innermost_fn", "OptimizedModule", "DisableContext", "OptimizeContext"]
 
 _CTX_MANAGER_MESSAGE = (
     "torch._dynamo.optimize(...) is used with a context manager. Please refer to "
@@ -59,6 +59,32 @@ class DisableContext:
 
     def __exit__(self, *exc):
         return False
+
+
+class OptimizeContext:
+    """What ``torch.compile`` applies to its target: a module comes back as an
+    ``OptimizedModule`` holding it, a function as a wrapper carrying
+    ``_torchdynamo_orig_callable``. glasstorch captures no graph, so both run eagerly."""
+
+    def __init__(self, backend="inductor", fullgraph=False, dynamic=None):
+        self.backend = backend
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+
+    def __call__(self, fn):
+        if isinstance(fn, Module) and not isinstance(fn, OptimizedModule):
+            return OptimizedModule(fn, self)
+        if isinstance(fn, OptimizedModule):
+            fn = fn.forward       # torch compiles an already compiled module's forward
+        if not callable(fn):
+            raise AssertionError(f"A callable function is expected, but {type(fn)} is "
+                                 f"provided.")
+
+        @functools.wraps(fn)
+        def compile_wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+        compile_wrapper._torchdynamo_orig_callable = fn
+        return compile_wrapper
 
 
 def disable(fn=None, recursive=True, *, reason=None, wrapping=True):

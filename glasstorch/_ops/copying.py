@@ -29,11 +29,12 @@ def _copy_in_format(a, memory_format):
             raise RuntimeError(f"required rank {want} tensor to use {memory_format} format")
         order = (0,) + tuple(range(2, a.ndim)) + (1,)
         back = (0, a.ndim - 1) + tuple(range(1, a.ndim - 1))
-        return xp.ascontiguousarray(a.transpose(order)).transpose(back)
+        # .copy: ascontiguousarray hands back an already-dense array itself, not a copy
+        return a.transpose(order).copy(order="C").transpose(back)
     if memory_format is preserve_format or memory_format is None:
         # like torch's empty_like: follow the input's stride order (e.g. keep a transpose)
         return xp.copy(a, order="K")
-    return xp.ascontiguousarray(a) if a.ndim else a.copy()
+    return a.copy(order="C")
 
 
 @register()
@@ -66,6 +67,8 @@ def _parse_to(args, kwargs):
     for a in args:
         if isinstance(a, _dt.dtype):
             dtype = a
+        elif a is None:
+            continue  # to(None) / to(None, dtype): no device asked for, as torch reads it
         elif isinstance(a, (str, _device_cls)) or isinstance(a, int):
             device = a
         elif isinstance(a, Tensor):

@@ -6,6 +6,7 @@ are the two module objects (``glasstorch.cuda.amp`` and ``glasstorch.cpu.amp``).
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import types
 import warnings
 
@@ -39,6 +40,8 @@ def _make(device, default_dtype):
                              enabled=enabled)
 
     mod = types.ModuleType(f"glasstorch.{device}.amp", f"torch.{device}.amp (deprecated).")
+    # a spec, so ``import torch.cuda.amp`` resolves it when glasstorch serves torch
+    mod.__spec__ = importlib.machinery.ModuleSpec(mod.__name__, None)
     mod.autocast = autocast
     mod.GradScaler = GradScaler
     names = ["autocast", "GradScaler"]

@@ -26,6 +26,8 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
            "register_module_module_registration_hook"]
 
 _M = TypeVar("_M", bound="Module")
+# the state_dict key suffix of get_extra_state()'s entry (transformers' loader reads it)
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 def _add_hook(hooks, hook, prepend=False, *extra):
@@ -756,7 +758,7 @@ class Module:
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + "_extra_state"] = self.get_extra_state()
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Any]:
@@ -834,7 +836,7 @@ class Module:
                                   f'in the model are {param.shape} and whose dimensions in the '
                                   f'checkpoint are {input_param.shape}, an exception occurred : '
                                   f'{ex.args}.')
-        extra_key = prefix + "_extra_state"
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).set_extra_state is not Module.set_extra_state:
             if extra_key in state_dict:
                 self.set_extra_state(state_dict[extra_key])

@@ -1,19 +1,26 @@
-"""transformers: tiny BERT, GPT-2 and Llama forward/backward/generate, and Trainer steps."""
+"""transformers: tiny BERT, GPT-2, Llama, T5, BART, ViT and Whisper forward/backward (generate
+for the decoders), and Trainer steps."""
 
 import torch
 import transformers
 from transformers import (
+    BartConfig,
+    BartForConditionalGeneration,
     BertConfig,
     BertForMaskedLM,
     GPT2Config,
     GPT2LMHeadModel,
     LlamaConfig,
     LlamaForCausalLM,
-    Trainer,
-    TrainingArguments,
+    T5Config,
+    T5ForConditionalGeneration,
+    ViTConfig,
+    ViTForImageClassification,
+    WhisperConfig,
+    WhisperForConditionalGeneration,
 )
 
-from .._support import case, grads, randint, sample
+from .._support import case, grads, randint, randn, sample
 
 VOCAB = 99
 
@@ -43,6 +50,13 @@ def llama_config():
                        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                        max_position_embeddings=64, bos_token_id=1, eos_token_id=2,
                        pad_token_id=0)
+
+
+def t5_config():
+    """A 2+2-layer T5 encoder-decoder of width 32 (relative position buckets, no dropout)."""
+    return T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
+                    dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0,
+                    eos_token_id=1)
 
 
 def _forward_backward(model, ids, mask, labels, names):
@@ -103,6 +117,84 @@ def llama(ctx):
     return out
 
 
+@case
+def t5(ctx):
+    """T5ForConditionalGeneration: padded encoder input, seq2seq loss with an ignored label,
+    gradients, greedy generate()."""
+    model = ctx.weights(T5ForConditionalGeneration(t5_config()), "t5")
+    model.eval()
+    ids = randint(3, VOCAB, 2, 7)
+    mask = torch.ones(2, 7, dtype=torch.long)
+    mask[1, 5:] = 0
+    labels = randint(4, VOCAB, 2, 5)
+    labels[1, 4] = -100
+    out = model(input_ids=ids, attention_mask=mask, labels=labels)
+    out.loss.backward()
+    result = {"logits": sample(out.logits), "loss": out.loss}
+    result.update(grads(model, "shared.weight", "encoder.block.0.layer.0.SelfAttention.q.weight",
+                        "decoder.block.1.layer.1.EncDecAttention.v.weight",
+                        "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"))
+    with torch.no_grad():
+        result["generated"] = model.generate(ids, attention_mask=mask, max_new_tokens=5,
+                                             do_sample=False)
+    return result
+
+
+@case
+def bart(ctx):
+    """BartForConditionalGeneration: learned positions, shifted decoder inputs, loss,
+    gradients."""
+    config = BartConfig(vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=4, decoder_attention_heads=4,
+                        encoder_ffn_dim=37, decoder_ffn_dim=37, dropout=0.0,
+                        max_position_embeddings=40)
+    model = ctx.weights(BartForConditionalGeneration(config), "bart")
+    model.eval()
+    out = model(input_ids=randint(5, VOCAB, 2, 7), labels=randint(6, VOCAB, 2, 5))
+    out.loss.backward()
+    result = {"logits": sample(out.logits), "loss": out.loss}
+    result.update(grads(model, "model.shared.weight",
+                        "model.encoder.layers.0.self_attn.k_proj.weight",
+                        "model.decoder.layers.0.encoder_attn.out_proj.weight"))
+    return result
+
+
+@case
+def vit(ctx):
+    """ViTForImageClassification: patch embedding convolution, CLS token, loss, gradients."""
+    config = ViTConfig(image_size=16, patch_size=4, num_channels=3, hidden_size=32,
+                       num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+                       num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = ctx.weights(ViTForImageClassification(config), "vit")
+    model.eval()
+    out = model(pixel_values=randn(7, 2, 3, 16, 16), labels=torch.tensor([0, 2]))
+    out.loss.backward()
+    result = {"logits": out.logits, "loss": out.loss}
+    result.update(grads(model, "vit.embeddings.patch_embeddings.projection.weight",
+                        "vit.embeddings.cls_token", "vit.layers.1.mlp.fc2.weight",
+                        "classifier.weight"))
+    return result
+
+
+@case
+def whisper(ctx):
+    """WhisperForConditionalGeneration: conv1d audio encoder, decoder loss, gradients."""
+    config = WhisperConfig(vocab_size=VOCAB, num_mel_bins=8, d_model=32, encoder_layers=1,
+                           decoder_layers=1, encoder_attention_heads=4,
+                           decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37,
+                           max_source_positions=10, max_target_positions=20, dropout=0.0,
+                           pad_token_id=0, decoder_start_token_id=1, eos_token_id=2,
+                           bos_token_id=1)
+    model = ctx.weights(WhisperForConditionalGeneration(config), "whisper")
+    model.eval()
+    out = model(input_features=randn(8, 2, 8, 20), labels=randint(9, VOCAB, 2, 5))
+    out.loss.backward()
+    result = {"logits": sample(out.logits), "loss": out.loss}
+    result.update(grads(model, "model.encoder.conv1.weight", "model.encoder.conv2.weight",
+                        "model.decoder.layers.0.encoder_attn.q_proj.weight"))
+    return result
+
+
 class _Dataset(torch.utils.data.Dataset):
     """Eight fixed token sequences for causal LM training."""
 
@@ -119,6 +211,10 @@ class _Dataset(torch.utils.data.Dataset):
 @case
 def trainer(ctx):
     """Trainer: three AdamW steps with a linear schedule on GPT-2, sequential sampling."""
+    # imported here: the Trainer imports peft and the training integrations, whose own
+    # blockers must not stop the model cases
+    from transformers import Trainer, TrainingArguments
+
     model = ctx.weights(GPT2LMHeadModel(gpt2_config()), "gpt2")
     args = TrainingArguments(
         output_dir=ctx.tmpdir("trainer"), max_steps=3, per_device_train_batch_size=4,
