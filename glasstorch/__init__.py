@@ -92,7 +92,8 @@ from .torch_version import __version__  # noqa: E402  (a TorchVersion, as torch'
 
 # Submodules torch imports with the package but that few programs use: imported on first
 # attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.
-_LAZY_SUBMODULES = frozenset({"testing", "multiprocessing", "hub", "fx"})
+_LAZY_SUBMODULES = frozenset({"testing", "multiprocessing", "hub", "fft", "special", "signal",
+                              "fx", "ao", "quantization", "cpu"})
 
 
 def __getattr__(name):

@@ -132,8 +132,11 @@ def test_fork_and_wait_warn_deprecation_like_torch():
 
 
 def test_script_and_trace_compile_and_warn_deprecation():
+    def plus_one(x):
+        return x + 1
+
     with pytest.warns(DeprecationWarning, match="torch.jit.script` is deprecated"):
-        scripted = glasstorch.jit.script(lambda x: x + 1)
+        scripted = glasstorch.jit.script(plus_one)
     assert isinstance(scripted, glasstorch.jit.ScriptFunction)
     assert scripted(glasstorch.ones(1)).tolist() == [2.0]
     with pytest.warns(DeprecationWarning, match="torch.jit.trace` is deprecated"):

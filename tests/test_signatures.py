@@ -85,6 +85,10 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
     "torch.detach": {"*": "glasstorch/_tensor.py: the flat form is the Tensor method, whose "
                           "parameter is self, so torch.detach(input=x) is refused"},
     "torch.detach_": {"*": "(see torch.detach)"},
+    "torch.quantize_per_tensor": {"*": "glasstorch/_ops/quantized.py: the list overload "
+                                       "(tensors=, scales=, zero_points=) is not implemented"},
+    "torch.dequantize": {"*": "glasstorch/_ops/quantized.py: the list overload (tensors=) is "
+                              "not implemented"},
 }
 
 

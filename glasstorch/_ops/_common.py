@@ -8,6 +8,8 @@ derives the ``op_`` variant from it, so no operator is written twice.
 
 from __future__ import annotations
 
+import sys
+
 from .._core import dtype as _dt
 from .._core.backend import xp
 from .._core.warn import warn_user
@@ -122,6 +124,10 @@ def finish(result, out):
         return result
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad:  # the op recorded a graph: out= would cut it off silently
+        op = sys._getframe(1).f_code.co_name
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
     rd, od = result.dtype, out.dtype
     if rd is not od and rd._category > od._category:
         raise RuntimeError(f"result type {_SHORT[rd]} can't be cast to the desired output "

@@ -1542,3 +1542,26 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
                            f"({boundaries._data.ndim})")
     r = _search(boundaries, input, right, out_int32, None, "bucketize")
     return finish(wrap(r), out)
+
+
+def unravel_index(indices, shape):
+    """Coordinates, one int64 tensor per dim of ``shape``, of flat (row-major) ``indices``;
+    out-of-range and negative indices wrap around (floor modulo), as in torch."""
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): argument 'indices' must be Tensor, not "
+                        f"{type(indices).__name__}")
+    a = indices._data
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    rest = a.astype(_int64)
+    coords = []
+    for s in reversed(shape):
+        coords.append(xp.mod(rest, s) if s else xp.zeros_like(rest))
+        rest = xp.floor_divide(rest, s) if s else rest
+    return tuple(wrap(c) for c in reversed(coords))
+
+
+__all__ += ["unravel_index"]

@@ -34,6 +34,7 @@ from ._common import (
     wrap_dim,
     xp,
 )
+from ._common import _attach as _common_attach
 from .reduction import _finish_tuple
 from .views import SqueezeBackward1, UnsafeViewBackward0
 from .views import diagonal as _diagonal_view
@@ -1307,8 +1308,10 @@ def linalg_qr_fn(A, mode="reduced", *, out=None):
             record((q, r), LinalgQrBackward0, (A,), Q=q, R=r, mode=mode)
         return linalg_qr(q, r)
     if mode == "r":
-        r = _np_linalg.qr(a, mode="r")
-        return linalg_qr(wrap(xp.zeros((0,), a.dtype)), wrap(result_array(r, dt)))
+        q, r = wrap(xp.zeros((0,), a.dtype)), wrap(result_array(_np_linalg.qr(a, mode="r"), dt))
+        if needs_grad(A):  # differentiable-looking, but backward raises torch's error
+            record((q, r), LinalgQrBackward0, (A,), Q=q, R=r, mode=mode)
+        return linalg_qr(q, r)
     q, r = _np_linalg.qr(a, mode=mode)
     q, r = wrap(result_array(q, dt)), wrap(result_array(r, dt))
     if needs_grad(A):
@@ -1327,13 +1330,13 @@ class LinalgQrBackward0(Node):
     def backward(self, gQ, gR):
         Q, R, mode = self._saved_Q, self._saved_R, self._saved_mode
         _real_only(self, R)
-        m, n = Q.shape[-2], R.shape[-1]
-        if Q.numel() == 0 or R.numel() == 0:
-            return gQ.new_zeros(self._input_meta[0][0])
         if mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
                                "when mode='r'. Please use linalg.qr(A, mode='reduced') if you "
                                "are going to differentiate through linalg.qr.")
+        m, n = Q.shape[-2], R.shape[-1]
+        if Q.numel() == 0 or R.numel() == 0:
+            return gQ.new_zeros(self._input_meta[0][0])
         if mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
                                "and nrows > ncols.")
@@ -1526,6 +1529,9 @@ def eig(input, *, out=None):
     else:
         w, v = _np_linalg.eig(a)
         res = linalg_eig(wrap(w.astype(cd.np)), wrap(v.astype(cd.np)))
+    if needs_grad(input):
+        record(tuple(res), LinalgEigBackward0, (input,), L=res[0], V=res[1],
+               real=not input.dtype.is_complex)
     return _finish_tuple(res, out)
 
 
@@ -1534,9 +1540,39 @@ def eigvals(input, *, out=None):
     """Eigenvalues of general square matrices (always complex)."""
     a = input._data
     cd = _eig_checks(a, "linalg.eigvals")
+    if needs_grad(input):
+        # the backward needs the eigenvectors, as torch computes them too
+        w, v = eig(input)
+        # a fresh output of its own node; V keeps its graph for double backward
+        w = wrap(w._data)
+        record(w, LinalgEigBackward0, (input,), L=w, V=v, real=not input.dtype.is_complex)
+        return finish(w, out)
     if a.size == 0:
         return finish(wrap(xp.zeros(a.shape[:-1], cd.np)), out)
     return finish(wrap(_np_linalg.eigvals(a).astype(cd.np)), out)
+
+
+class LinalgEigBackward0(Node):
+    def backward(self, gL, gV=None):
+        # A V = V diag(L): gA = V^-H (diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H
+        # with E_ij = L_j - L_i off the diagonal (torch's linalg_eig_backward)
+        L, V = self._saved_L, self._saved_V
+        n = L.shape[-1]
+        Vh = V.mH
+        eye = _eye(n, n, L)
+        if gV is None or not gV._data.any():
+            inner = gL.unsqueeze(-1) * eye
+        else:
+            VhgV = matmul(Vh, gV)
+            diag_re = VhgV.diagonal(0, -2, -1).real
+            VhgV = VhgV - matmul(Vh, V) * diag_re.unsqueeze(-2).to(V.dtype)
+            Lc = L.conj()
+            E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1)
+            E = E + eye  # the diagonal is replaced below; keep it from dividing by zero
+            off = VhgV / E
+            inner = off * (1 - eye) + gL.unsqueeze(-1) * eye
+        gA = solve(Vh, matmul(inner, Vh))
+        return gA.real.contiguous() if self._saved_real else gA
 
 
 def _tolerances(s, m, n, dt, atol, rtol, name):
@@ -1704,9 +1740,37 @@ def lstsq(input, b, rcond=None, *, driver=None, out=None):
         residuals = residuals[..., 0]
     rank = ranks.reshape(batch) if driver != "gels" else xp.zeros((0,), xp.int64)
     sv = svals.reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") else empty_real
-    return _finish_tuple(linalg_lstsq(wrap(result_array(sol, dt)),
-                                      wrap(result_array(residuals, rd)), wrap(rank),
+    solution, residuals = wrap(result_array(sol, dt)), wrap(result_array(residuals, rd))
+    if needs_grad(input, b):
+        record((solution, residuals), LinalgLstsqBackward0, (input, b), A=input, B=b,
+               X=solution, vector=vector)
+    return _finish_tuple(linalg_lstsq(solution, residuals, wrap(rank),
                                       wrap(result_array(sv, rd))), out)
+
+
+class LinalgLstsqBackward0(Node):
+    def backward(self, gX, gres):
+        # the solution is pinv(A) B; the residuals ||A x - b||^2 are stationary in x
+        A, B, X = self._saved_A, self._saved_B, self._saved_X
+        if self._saved_vector:
+            B, X, gX = B.unsqueeze(-1), X.unsqueeze(-1), gX.unsqueeze(-1)
+        P = pinv(A)
+        gB = matmul(_h(P), gX)
+        gP = matmul(gX, _h(B))
+        Ph = _h(P)
+        gA = -matmul(matmul(Ph, gP), Ph)
+        t2 = matmul(_h(gP), matmul(P, Ph))
+        gA = gA + t2 - matmul(A, matmul(P, t2))
+        t3 = matmul(matmul(Ph, P), _h(gP))
+        gA = gA + t3 - matmul(matmul(t3, P), A)
+        if gres is not None and gres.numel() and gres._data.any():
+            w = gres.unsqueeze(-2) if not self._saved_vector else gres.unsqueeze(-1).unsqueeze(-1)
+            R = (matmul(A, X) - B) * w.to(X.dtype)
+            gA = gA + 2 * matmul(R, _h(X))
+            gB = gB - 2 * R
+        if self._saved_vector:
+            gB = gB.squeeze(-1)
+        return gA, gB
 
 
 @_linalg("matrix_power")
@@ -2083,6 +2147,8 @@ def vecdot(x, y, *, dim=-1, out=None):
     except ValueError:
         raise broadcast_error(a, b) from None
     d = wrap_dim(dim, prod.ndim)
+    if needs_grad(x, y):
+        return finish((_conj(x) * y).sum(d), out)
     return finish(wrap(result_array(xp.asarray(prod.sum(axis=d)), _dtype(a))), out)
 
 
@@ -2097,6 +2163,8 @@ def cond(input, p=None, *, out=None):
                       NotImplementedError if svd_based or p == "nuc" else RuntimeError,
                       "linalg_svd_cpu", empty_ok=False)
     rd = dt.to_real()
+    if needs_grad(input):
+        return finish(_cond_graph(input, p, svd_based), out)
     if svd_based:
         _check_matrix(a, "linalg.cond", square=False)
         s = _svd(a, "linalg.cond", False, False)[1]
@@ -2121,6 +2189,25 @@ def cond(input, p=None, *, out=None):
     return finish(wrap(result_array(xp.asarray(r), rd)), out)
 
 
+def _cond_graph(A, p, svd_based):
+    """linalg.cond composed from differentiable pieces, as torch records it."""
+    if svd_based:
+        _check_matrix(A._data, "linalg.cond", square=False)
+        s = svdvals(A)
+        k = s.shape[-1]
+        hi, lo = s.narrow(-1, 0, 1), s.narrow(-1, k - 1, 1)
+        return (hi / lo if p != -2 else lo / hi).squeeze(-1)
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        _check_matrix(A._data, f"linalg.cond(ord={p})")
+    inv, info = inv_ex(A)
+    r = matrix_norm(A, p) * matrix_norm(inv, p)
+    if p == "nuc":
+        return r
+    # singular matrices: an infinite condition number (torch's nan_to_num(..., nan=inf))
+    from .. import nan_to_num
+    return nan_to_num(r, nan=_INF)
+
+
 @_linalg()
 def vander(x, *, N=None):
     """Vandermonde matrix with increasing powers: columns x**0, x**1, ..., x**(N-1)."""
@@ -2136,6 +2223,11 @@ def vander(x, *, N=None):
     dt = _dtype(a)
     # ints use int64 like torch's cumprod
     dt = _dt.int64 if dt._category < 2 else dt
+    if needs_grad(x):
+        from .. import cat
+        col = x.unsqueeze(-1)
+        powers = col.expand(*x.shape, n - 1).cumprod(-1)
+        return cat([x.new_ones(x.shape + (1,)), powers], -1)
     c = compute_array(a.astype(dt.np, copy=False))
     r = c[..., None] ** xp.arange(n, dtype=xp.int64).astype(c.dtype)
     return wrap(result_array(r, dt))
@@ -2159,6 +2251,7 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
         raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
                            f"but found A of type {_SHORT[_dtype(a)]} and B of type "
                            f"{_SHORT[_dtype(b)]} instead")
+    upper_in = upper
     if not left:
         # X A = B  <=>  A^T X^T = B^T, and A^T is triangular the other way
         a, b, upper = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper
@@ -2178,7 +2271,25 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
             x[..., i, :] = acc if unitriangular else acc / a[..., i, i, None]
     if not left:
         x = xp.swapaxes(x, -1, -2)
-    return finish(wrap(xp.ascontiguousarray(x)), out)
+    r = wrap(xp.ascontiguousarray(x))
+    if needs_grad(input, B):
+        record(r, LinalgSolveTriangularBackward0, (input, B), A=input, X=r, upper=upper_in,
+               left=left, unitriangular=unitriangular)
+    return finish(r, out)
+
+
+class LinalgSolveTriangularBackward0(Node):
+    def backward(self, grad):
+        A, X, upper = self._saved_A, self._saved_X, self._saved_upper
+        left, unit = self._saved_left, self._saved_unitriangular
+        # gB solves the adjoint system; gA is -gB X^H (or -X^H gB) kept on A's triangle
+        gB = solve_triangular(_h(A), grad, upper=not upper, left=left, unitriangular=unit)
+        gA = None
+        if _wants(self, 0):
+            gA = -matmul(gB, _h(X)) if left else -matmul(_h(X), gB)
+            k = 1 if unit else 0
+            gA = gA.triu(k) if upper else gA.tril(-k)
+        return gA, (gB if _wants(self, 1) else None)
 
 
 # ----------------------------------------------------------------------------- *_ex variants
@@ -2462,3 +2573,484 @@ def _lu_solve_transposed(lu, perm, b):
     out = xp.empty_like(x)
     out[perm] = x
     return out
+
+
+# ----------------------------------------------------------------------------- LU family
+# LU with partial pivoting (LAPACK getrf's result: P A = L U with LU packed in one matrix
+# and 1-based int32 row interchanges), batched and for rectangular matrices. The backward
+# formulas are written with differentiable ops (solve_triangular, matmul), so double
+# backward works through them.
+
+def _lu_batched(a):
+    """(LU, pivots, info) for a (B, m, n) array: getrf's packed factors, 1-based pivots and
+    the 1-based index of the first zero pivot (0 when none); elimination goes on past it."""
+    lu = xp.array(a, copy=True)
+    nb, m, n = lu.shape
+    k = min(m, n)
+    pivots = xp.zeros((nb, k), xp.int32)
+    info = xp.zeros(nb, xp.int32)
+    rows = xp.arange(nb)
+    # LAPACK's complex pivot search ranks by |re| + |im| (i?amax)
+    mag = (lambda v: xp.abs(v.real) + xp.abs(v.imag)) if xp.iscomplexobj(lu) else xp.abs
+    with xp.errstate(all="ignore"):
+        for j in range(k):
+            p = j + xp.argmax(mag(lu[:, j:, j]), axis=1)
+            pivots[:, j] = p + 1
+            row_j = lu[rows, j].copy()
+            lu[rows, j] = lu[rows, p]
+            lu[rows, p] = row_j
+            piv = lu[:, j, j]
+            zero = piv == 0
+            info = xp.where(zero & (info == 0), j + 1, info).astype(xp.int32)
+            # a zero pivot is the column's largest: the column below is zero already
+            col = lu[:, j + 1:, j] / xp.where(zero, 1, piv)[:, None]
+            lu[:, j + 1:, j] = col
+            lu[:, j + 1:, j + 1:] -= col[:, :, None] * lu[:, j, None, j + 1:]
+    return lu, pivots, info
+
+
+def _perm_from_pivots(pivots, m):
+    """Row order (B, m) that getrf's interchanges produce: A[perm] = L U."""
+    nb = pivots.shape[0]
+    perm = xp.tile(xp.arange(m), (nb, 1))
+    rows = xp.arange(nb)
+    for j in range(pivots.shape[1]):
+        p = pivots[:, j].astype(xp.int64) - 1
+        pj = perm[rows, j].copy()
+        perm[rows, j] = perm[rows, p]
+        perm[rows, p] = pj
+    return perm
+
+
+def _perm_matrix(perm, dtype):
+    """P with A = P L U: column i of P is e_{perm[i]}."""
+    nb, m = perm.shape
+    P = xp.zeros((nb, m, m), dtype)
+    P[xp.arange(nb)[:, None], perm, xp.arange(m)[None, :]] = 1
+    return P
+
+
+def _lu_checks(a, name, kernel="lu_cpu"):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(a.shape)} instead")
+    return _check_float(a, name, NotImplementedError, kernel, NotImplementedError)
+
+
+def _lu_factor_core(A, pivot, name):
+    a = A._data
+    dt = _lu_checks(a, name)
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    flat = a.reshape((_prod(batch), m, n))
+    lu, piv, info = _lu_batched(flat)
+    lu = wrap(result_array(lu.reshape(a.shape), dt))
+    piv = wrap(piv.reshape(batch + (min(m, n),)))
+    info = wrap(info.reshape(batch))
+    if needs_grad(A):
+        record(lu, LinalgLuFactorExBackward0, (A,), LU=lu, pivots=piv)
+    return lu, piv, info
+
+
+@_linalg()
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """LU factorization with partial pivoting, packed as LAPACK's getrf: (LU, pivots, info);
+    info > 0 names the first zero pivot of U instead of raising (unless check_errors)."""
+    from .. import return_types as _rt
+    lu, piv, info = _lu_factor_core(A, pivot, "torch.lu_factor")
+    if check_errors and info._data.any():
+        raise _ex_error("torch.linalg.lu_factor_ex", info._data,
+                        lambda k: f"U[{k},{k}] is zero and using it on lu_solve would result "
+                                  f"in a division by zero.")
+    res = _rt.linalg_lu_factor_ex(lu, piv, info)
+    return _finish_tuple(res, out)
+
+
+@_linalg()
+def lu_factor(A, *, pivot=True, out=None):
+    """LU factorization with partial pivoting as (LU, pivots); RuntimeError when U has a
+    zero pivot (use lu_factor_ex or lu to factor such matrices anyway)."""
+    from .. import return_types as _rt
+    lu, piv, info = _lu_factor_core(A, pivot, "torch.lu_factor")
+    if info._data.any():
+        flat = info._data.reshape(-1)
+        i = int(xp.flatnonzero(flat)[0])
+        where = f"(Batch element {i}): " if info._data.ndim else ""
+        k = int(flat[i])
+        raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{k},{k}] is zero and using it on "
+                           f"lu_solve would result in a division by zero. If you still want "
+                           f"to perform the factorization, consider calling linalg.lu(A, "
+                           f"pivot) or linalg.lu_factor_ex(A, pivot)")
+    return _finish_tuple(_rt.linalg_lu_factor(lu, piv), out)
+
+
+def _unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) from packed factors; L and U as differentiable functions of LU."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    if unpack_pivots:
+        piv = pivots._data.reshape((_prod(tuple(pivots.shape[:-1])), pivots.shape[-1]))
+        perm = _perm_from_pivots(piv, m)
+        P = wrap(_perm_matrix(perm, LU._data.dtype).reshape(LU.shape[:-2] + (m, m)))
+    else:
+        P = wrap(xp.zeros((0,), LU._data.dtype))
+    if not unpack_data:
+        empty = wrap(xp.zeros((0,), LU._data.dtype))
+        return P, empty, empty
+    eye = wrap(xp.eye(m, k, dtype=LU._data.dtype))
+    L = LU[..., :, :k].tril(-1) + eye
+    U = LU[..., :k, :].triu()
+    return P, L, U
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """torch.lu_unpack: (P, L, U) with A = P L U from lu_factor's packed result."""
+    from .. import return_types as _rt
+    if LU_pivots.dtype is not _dt.int32:
+        raise RuntimeError("lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                           "torch.int32 dtype.")
+    if LU_data.dim() < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(LU_data.shape)} instead")
+    P, L, U = _unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    if needs_grad(LU_data) and unpack_data:
+        # one node, as torch's LuUnpackBackward0, over the two differentiable outputs
+        Ld, Ud = wrap(L._data), wrap(U._data)
+        record((Ld, Ud), LuUnpackBackward0, (LU_data,), m=LU_data.shape[-2],
+               n=LU_data.shape[-1])
+        L, U = Ld, Ud
+    return _finish_tuple(_rt.lu_unpack(P, L, U), out)
+
+
+class LuUnpackBackward0(Node):
+    def backward(self, gL, gU):
+        m, n = self._saved_m, self._saved_n
+        k = min(m, n)
+        from .. import zeros
+        g = zeros(gL.shape[:-2] + (m, n), dtype=gL.dtype)
+        g[..., :, :k] = g[..., :, :k] + gL.tril(-1)
+        g[..., :k, :] = g[..., :k, :] + gU.triu()
+        return g
+
+
+def _lu_grad(P, L, U, gL, gU):
+    """Gradient of A = P L U given the gradients of L and U (real or complex, any shape)."""
+    m, n = L.shape[-2], U.shape[-1]
+    if m == n:
+        phi = matmul(_h(L), gL).tril(-1) + matmul(gU, _h(U)).triu()
+        x = solve_triangular(_h(L), phi, upper=True, unitriangular=True)
+        return matmul(P, solve_triangular(_h(U), x, upper=False, left=False))
+    if m < n:  # wide: U = [U1 | U2]
+        U1, U2, gU1, gU2 = U[..., :, :m], U[..., :, m:], gU[..., :, :m], gU[..., :, m:]
+        phi = (matmul(_h(L), gL) - matmul(gU2, _h(U2))).tril(-1) + \
+            matmul(gU1, _h(U1)).triu()
+        left = solve_triangular(_h(U1), phi, upper=False, left=False)
+        from .. import cat
+        g = cat([left, gU2], -1)
+        return matmul(P, solve_triangular(_h(L), g, upper=True, unitriangular=True))
+    # tall: L = [L1; L2]
+    L1, L2, gL1, gL2 = L[..., :n, :], L[..., n:, :], gL[..., :n, :], gL[..., n:, :]
+    phi = matmul(_h(L1), gL1).tril(-1) + (matmul(gU, _h(U)) - matmul(_h(L2), gL2)).triu()
+    top = solve_triangular(_h(L1), phi, upper=True, unitriangular=True)
+    from .. import cat
+    g = cat([top, gL2], -2)
+    return matmul(P, solve_triangular(_h(U), g, upper=False, left=False))
+
+
+class LinalgLuFactorExBackward0(Node):
+    def backward(self, gLU, *rest):
+        LU, pivots = self._saved_LU, self._saved_pivots
+        m, n = LU.shape[-2:]
+        k = min(m, n)
+        P, L, U = _unpack(LU, pivots)
+        return _lu_grad(P, L, U, gLU[..., :, :k].tril(-1), gLU[..., :k, :].triu())
+
+
+class LinalgLuBackward0(Node):
+    def backward(self, gP, gL, gU):
+        return _lu_grad(self._saved_P, self._saved_L, self._saved_U, gL, gU)
+
+
+@_linalg()
+def lu(A, *, pivot=True, out=None):
+    """LU decomposition with partial pivoting as (P, L, U), A = P L U; works on singular
+    and rectangular matrices (L is m x k unit lower, U is k x n upper, k = min(m, n))."""
+    from .. import return_types as _rt
+    a = A._data
+    _lu_checks(a, "linalg.lu")
+    if not pivot:
+        raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
+    m, n = a.shape[-2:]
+    lu_arr, piv, _info = _lu_batched(a.reshape((_prod(a.shape[:-2]), m, n)))
+    lu_t = wrap(result_array(lu_arr.reshape(a.shape), _dtype(a)))
+    P, L, U = _unpack(lu_t, wrap(piv.reshape(a.shape[:-2] + (min(m, n),))))
+    L, U = wrap(xp.ascontiguousarray(L._data)), wrap(xp.ascontiguousarray(U._data))
+    if needs_grad(A):
+        record((P, L, U), LinalgLuBackward0, (A,), P=P, L=L, U=U)
+        P.grad_fn, P._requires_grad = None, False  # the permutation is not differentiable
+    return _finish_tuple(_rt.linalg_lu(P, L, U), out)
+
+
+@_linalg("lu_solve")
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """Solve A X = B (``adjoint``: A^H X = B; ``left=False``: X A = B) from lu_factor's
+    packed factors of A."""
+    lu_a, b = LU._data, B._data
+    _check_float(lu_a, "linalg.lu_solve", NotImplementedError, "lu_solve_cpu",
+                 NotImplementedError, empty_ok=False)
+    if lu_a.ndim < 2 or lu_a.shape[-1] != lu_a.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lu_solve: A must be batches of square matrices, but "
+                           f"they are {lu_a.shape[-2] if lu_a.ndim > 1 else 1} by "
+                           f"{lu_a.shape[-1]} matrices")
+    if b.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if lu_a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {_SHORT[_dtype(lu_a)]} and B of type "
+                           f"{_SHORT[_dtype(b)]} instead")
+    if pivots.dtype is not _dt.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type "
+                           "torch.int32")
+    n = lu_a.shape[-1]
+    rows = b.shape[-2] if left else b.shape[-1]
+    if rows != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    with _no_grad():
+        X = _lu_solve_graph(LU, pivots, B, left, adjoint)
+    X = wrap(xp.ascontiguousarray(X._data))
+    if needs_grad(LU, B):
+        record(X, LinalgLuSolveBackward0, (LU, None, B), LU=LU, pivots=pivots, X=X,
+               left=left, adjoint=adjoint)
+    return finish(X, out)
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _lu_solve_graph(LU, pivots, B, left, adjoint):
+    """X from the factors with differentiable ops: A = P L U."""
+    P, L, U = _unpack(LU, pivots)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _h(_lu_solve_graph(LU, pivots, _h(B), True, not adjoint))
+    if adjoint:  # A^H X = B: U^H L^H P^T X = B
+        y = solve_triangular(_h(U), B, upper=False)
+        y = solve_triangular(_h(L), y, upper=True, unitriangular=True)
+        return matmul(P, y)
+    y = solve_triangular(L, matmul(P.mT, B), upper=False, unitriangular=True)
+    return solve_triangular(U, y, upper=True)
+
+
+class LinalgLuSolveBackward0(Node):
+    def backward(self, grad):
+        LU, pivots, X = self._saved_LU, self._saved_pivots, self._saved_X
+        left, adjoint = self._saved_left, self._saved_adjoint
+        # op(A) = A or A^H; left: op(A) X = B, right: X op(A) = B
+        if left:
+            gB = linalg_lu_solve(LU, pivots, grad, left=True, adjoint=not adjoint)
+            g_op = -matmul(gB, _h(X))
+        else:
+            gB = linalg_lu_solve(LU, pivots, grad, left=False, adjoint=not adjoint)
+            g_op = -matmul(_h(X), gB)
+        gLU = None
+        if _wants(self, 0):
+            gA = _h(g_op) if adjoint else g_op
+            P, L, U = _unpack(LU, pivots)
+            # A = P L U with L = tril(LU, -1) + I and U = triu(LU)
+            pa = matmul(P.mT, gA)
+            gLU = matmul(pa, _h(U)).tril(-1) + matmul(_h(L), pa).triu()
+        return gLU, None, (gB if _wants(self, 2) else None)
+
+
+__all__ += ["lu_unpack"]
+
+
+# ----------------------------------------------------------------------------- matrix_exp
+
+def _expm_array(a):
+    """exp of each square matrix in ``a``: scaling and squaring around a degree-18 Taylor
+    polynomial (the scaled matrix has 1-norm <= 1/2, so the truncation is below roundoff)."""
+    n = a.shape[-1]
+    flat = a.reshape((_prod(a.shape[:-2]), n, n))
+    eye = xp.eye(n, dtype=a.dtype)
+    with xp.errstate(all="ignore"):
+        norm = xp.abs(flat).sum(axis=-2).max(axis=-1) if n else xp.zeros(flat.shape[0])
+        s = xp.where(norm > 0.5, xp.ceil(xp.log2(xp.where(norm > 0.5, norm, 1) / 0.5)), 0)
+        s = xp.where(xp.isfinite(s), s, 0).astype(xp.int64)
+        x = flat / (2.0 ** s).astype(flat.real.dtype)[:, None, None]
+        p = xp.broadcast_to(eye, flat.shape).copy()
+        for k in range(18, 0, -1):  # Horner: I + X/1 (I + X/2 (... (I + X/18)))
+            p = eye + (x @ p) / k
+        for j in range(int(s.max()) if s.size else 0):
+            more = s > j
+            p[more] = p[more] @ p[more]
+    return p.reshape(a.shape)
+
+
+@_linalg()
+@register()
+def matrix_exp(input):
+    """Matrix exponential of square matrices (batched), differentiable (double backward too)."""
+    A = input
+    a = A._data
+    dt = _dtype(a)
+    if dt._category < 2:
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {_SHORT[dt]}")
+    if a.ndim < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {a.shape[-2]} by {a.shape[-1]} matrices")
+    r = wrap(result_array(_expm_array(compute_array(a)), dt))
+    if needs_grad(A):
+        record(r, LinalgMatrixExpBackward0, (A,), A=A)
+    return r
+
+
+class LinalgMatrixExpBackward0(Node):
+    def backward(self, grad):
+        # the Frechet derivative's adjoint: the top-right block of exp([[A^H, G], [0, A^H]])
+        from .. import cat
+        A = self._saved_A
+        n = A.shape[-1]
+        Ah = _h(A)
+        top = cat([Ah, grad], -1)
+        bottom = cat([grad.new_zeros(grad.shape), Ah], -1)
+        return matrix_exp(cat([top, bottom], -2))[..., :n, n:]
+
+
+# ----------------------------------------------------------------------------- Cholesky solves
+
+def _cholesky_factor_checks(b, f, name, kernel):
+    _check_float(f._data, name, NotImplementedError, kernel, NotImplementedError,
+                 empty_ok=False)
+    if f.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if f.shape[-1] != f.shape[-2]:
+        raise RuntimeError(f"{'' if b is not None else name + ': '}A must be batches of square "
+                           f"matrices, but they are {f.shape[-2]} by {f.shape[-1]} matrices")
+
+
+@register()
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """Solve A X = B given A's Cholesky factor ``input2`` (A = L L^H, or U^H U when
+    ``upper``); ``input`` is B."""
+    B, F = input, input2
+    if B.dtype is not F.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_SHORT[B.dtype]} and A of type {_SHORT[F.dtype]} instead.")
+    _cholesky_factor_checks(B, F, "cholesky_solve", "cholesky_solve_cpu")
+    if B.dim() < 2:
+        raise RuntimeError("b should have at least 2 dimensions, but has 1 dimensions instead")
+    n = F.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} "
+                           f"by {n} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    with _no_grad():
+        X = _cholesky_solve_graph(B, F, upper)
+    X = wrap(xp.ascontiguousarray(X._data))
+    if needs_grad(B, F):
+        record(X, CholeskySolveBackward0, (B, F), F=F, X=X, upper=upper)
+    return finish(X, out)
+
+
+def _cholesky_solve_graph(B, F, upper):
+    if upper:  # U^H U X = B
+        y = solve_triangular(_h(F), B, upper=False)
+        return solve_triangular(F, y, upper=True)
+    y = solve_triangular(F, B, upper=False)
+    return solve_triangular(_h(F), y, upper=True)
+
+
+class CholeskySolveBackward0(Node):
+    def backward(self, grad):
+        F, X, upper = self._saved_F, self._saved_X, self._saved_upper
+        gB = cholesky_solve(grad, F, upper)
+        gF = None
+        if _wants(self, 1):
+            # torch's formula: no projection onto the factor's triangle
+            c = matmul(gB, _h(X))
+            c = c + _h(c)
+            gF = -matmul(F, c) if upper else -matmul(c, F)
+        return (gB if _wants(self, 0) else None), gF
+
+
+@register()
+def cholesky_inverse(input, upper=False, *, out=None):
+    """Inverse of A = L L^H (or U^H U when ``upper``) from its Cholesky factor ``input``."""
+    _cholesky_factor_checks(None, input, "cholesky_inverse", "cholesky_inverse_out_cpu")
+    n = input.shape[-1]
+    eye = wrap(xp.broadcast_to(xp.eye(n, dtype=input._data.dtype), input.shape).copy())
+    with _no_grad():
+        r = _cholesky_solve_graph(eye, input, upper)
+    r = wrap(xp.ascontiguousarray(r._data))
+    if needs_grad(input):
+        record(r, CholeskyInverseBackward0, (input,), F=input, result=r, upper=upper)
+    return finish(r, out)
+
+
+class CholeskyInverseBackward0(Node):
+    def backward(self, grad):
+        F, R, upper = self._saved_F, self._saved_result, self._saved_upper
+        c = matmul(matmul(R, grad + _h(grad)), R)
+        return -matmul(F, c) if upper else -matmul(c, F)
+
+
+
+# ----------------------------------------------------------------------------- tensor solves
+
+@_linalg()
+def tensorinv(input, ind=2, *, out=None):
+    """The tensor inverse for tensordot: A reshaped to a square matrix at ``ind``, inverted,
+    and shaped as A.shape[ind:] + A.shape[:ind]."""
+    A = input
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    front, back = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    pf, pb = _prod(front), _prod(back)
+    if pf != pb:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {pb} != {pf}")
+    return finish(linalg_inv(A.reshape(pf, pb)).reshape(back + front), out)
+
+
+@_linalg()
+def tensorsolve(input, other, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) == B; ``dims`` are A's dims moved to the end first."""
+    A, B = input, other
+    if dims is not None:
+        nd = A.dim()
+        dims = [wrap_dim(d, nd) for d in dims]
+        A = A.permute([d for d in range(nd) if d not in dims] + dims)
+    rest = tuple(A.shape[B.dim():])
+    pr, pb = _prod(rest), _prod(tuple(A.shape[:B.dim()]))
+    if pr != pb:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
+                           f"]) == prod(self.shape[:other.ndim]), but got {pr} != {pb}")
+    x = solve(A.reshape(pb, pr), B.reshape(pb))
+    return finish(x.reshape(rest), out)
+
+
+@register()
+def lu_solve(input, LU_data, LU_pivots, *, out=None):
+    """Deprecated torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU, pivots, b)."""
+    return linalg_lu_solve(LU_data, LU_pivots, input, out=out)
+
+
+def _tensor_lu(self, pivot=True, get_infos=False):
+    """Deprecated Tensor.lu: (LU, pivots) or (LU, pivots, infos) from lu_factor_ex."""
+    lu_, piv, info = lu_factor_ex(self, pivot=pivot)
+    return (lu_, piv, info) if get_infos else (lu_, piv)
+
+
+_common_attach("lu", _tensor_lu)
+
+
+__all__ += ["matrix_exp", "cholesky_solve", "cholesky_inverse", "lu_solve"]

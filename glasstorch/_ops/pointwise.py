@@ -1935,10 +1935,33 @@ def _comparison(name, ufunc, doc, ordered, dunder, aliases=()):
     setattr(Tensor, dunder, dunder_op)
     for n in (name,) + aliases:
         setattr(Tensor, n, op)
-    ip = register_inplace(op)
-    for n in aliases:
-        setattr(Tensor, n + "_", ip)
+    nodes = tuple(type(f"{name.capitalize()}Backward{i}", (_ComparisonInplaceBackward,),
+                       {"__module__": __name__}) for i in (0, 1))
+
+    def inplace(input, other):
+        r = op(input, other)
+        if needs_grad(input, other) and (input.dtype.is_floating_point or
+                                         input.dtype.is_complex):
+            # self's old values are overwritten by 0/1: torch records a node that sends
+            # zero gradients to self (and to a tensor ``other``)
+            r = wrap(r._data.astype(input._data.dtype))
+            tensor_other = isinstance(other, Tensor)
+            record(r, nodes[tensor_other], (input, other) if tensor_other else (input,))
+        return assign_inplace(input, r)
+
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    inplace.__doc__ = f"In-place version of :func:`{name}`: self becomes 0/1 in its own dtype."
+    for n in (name,) + aliases:
+        setattr(Tensor, n + "_", inplace)
     return op
+
+
+class _ComparisonInplaceBackward(Node):
+    """In-place comparisons: the result is piecewise constant, every input gets zeros."""
+
+    def backward(self, grad):
+        return tuple(None if m is None else wrap(xp.zeros(m[0], m[1])) for m in
+                     self._input_meta)
 
 
 eq = _comparison("eq", xp.equal, "Elementwise ==, as a bool tensor.", False, "__eq__")
@@ -2184,3 +2207,86 @@ __all__ += [
     "bitwise_right_shift", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
     "where",
 ]
+
+
+# ----------------------------------------------------------------------------- function forms
+# torch.exp_(x), torch.clamp_(x, ...), torch.zero_(x)...: the flat spelling of an in-place
+# Tensor method. Each routes to the method (looked up when called, since some methods are
+# attached by op modules imported after this one), so there is still one definition per op.
+
+_INPLACE_FUNCTION_FORMS = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_",
+    "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_",
+    "frac_", "index_put_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_",
+    "sigmoid_", "sin_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "zero_",
+)
+
+
+def _function_form(name):
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        return getattr(Tensor, name)(input, *args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}(input, ...)``: the same as ``input.{name}(...)``."
+    return fn
+
+
+for _name in _INPLACE_FUNCTION_FORMS:
+    globals()[_name] = _function_form(_name)
+__all__ += list(_INPLACE_FUNCTION_FORMS)
+
+
+# ----------------------------------------------------------------------------- rsub, gcd, lcm
+
+def rsub(input, other, alpha=1):
+    """other - alpha * input (``sub`` with the operands swapped)."""
+    if not isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)  # records RsubBackward1, as torch
+    with _no_grad():
+        r = sub(other, input, alpha=alpha)
+    if needs_grad(input, other):
+        record(r, RsubBackward0, (input, other), alpha=alpha)
+    return r
+
+
+class RsubBackward0(Node):
+    def backward(self, grad):
+        alpha = self._saved_alpha
+        return (-grad if alpha == 1 else grad * -alpha), grad
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _integer_binary(name, ufunc, doc):
+    def op(input, other, *, out=None):
+        x, y, dt = binary_operands(input, other)
+        if dt._category != 1:  # integers only (bool refused too, as torch)
+            raise not_implemented_for(name, dt)
+        try:
+            r = wrap(xp.asarray(ufunc(x, y)).astype(dt.np, copy=False))
+        except ValueError:
+            raise broadcast_error(x, y) from None
+        return finish(r, out)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    register()(op)
+    register_inplace(op)
+    return op
+
+
+gcd = _integer_binary("gcd", xp.gcd, "Elementwise greatest common divisor (non-negative) of "
+                                     "integer tensors; gcd(0, 0) = 0.")
+lcm = _integer_binary("lcm", xp.lcm, "Elementwise least common multiple (non-negative) of "
+                                     "integer tensors; 0 when either is 0.")
+gcd_, lcm_ = Tensor.gcd_, Tensor.lcm_
+__all__ += ["rsub", "gcd", "lcm", "gcd_", "lcm_"]

@@ -75,6 +75,9 @@ def _int_to_long(dt):
 def _source(input, dtype):
     """The input array, cast first to an explicit ``dtype=`` as torch does."""
     a = input._data
+    if dtype is not None and dtype._category < 2 and needs_grad(input):
+        # the result could not carry the gradient: torch refuses rather than dropping it
+        raise RuntimeError(f"Autograd not support dtype: {_SHORT[dtype]}")
     return a if dtype is None or a.dtype == dtype.np else a.astype(dtype.np)
 
 

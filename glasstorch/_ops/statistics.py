@@ -139,3 +139,88 @@ def corrcoef(input):
     if c.is_complex():
         return view_as_complex(stack((c.real.clip(-1, 1), c.imag.clip(-1, 1)), -1))
     return c.clip(-1, 1)
+
+
+# ----------------------------------------------------------------------------- quantiles
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name, out):
+    """Quantiles composed from sort, gather and lerp, so gradients flow as in torch."""
+    import glasstorch as _g
+
+    from ._common import finish, wrap_dim
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if input.dtype not in (_dt.float32, _dt.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    q_tensor = isinstance(q, Tensor)
+    if q_tensor:
+        if q.dim() > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        qs = q.detach()._data.astype("float64").reshape(-1)
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        qs = _g.tensor([float(q)], dtype=_dt.float64)._data
+    if not ((qs >= 0) & (qs <= 1)).all():
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    x = input.reshape(-1) if dim is None else input.movedim(wrap_dim(dim, input.dim()), -1)
+    srt = _g.sort(x, -1).values  # NaN sorts last
+    n = x.shape[-1]
+    # q stays in the graph: the interpolation weights are differentiable in q, as in torch
+    qv = q.reshape(-1) if q_tensor else _g.tensor(qs, dtype=input.dtype)
+    # a slice whose answer is NaN reads a NaN element (the first sorted one when all are
+    # NaN, else the last): the gradient goes to that element, as in torch
+    if ignore_nan:
+        count = (~_g.isnan(x)).sum(-1, keepdim=True).to(input.dtype)
+        ranks = qv * (count - 1).clamp(min=0)
+    else:
+        ranks = _g.where(_g.isnan(srt[..., -1:]), float(n - 1),
+                         (qv * (n - 1)).expand(*x.shape[:-1], len(qs)))
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.floor().long().clamp(0, n - 1)
+    above = ranks.ceil().long().clamp(0, n - 1)
+    v_below, v_above = srt.gather(-1, below), srt.gather(-1, above)
+    if interpolation == "midpoint":
+        weights = _g.where(above > below, 0.5, 0.0).to(input.dtype)
+    else:
+        weights = ranks - below.to(input.dtype)
+    r = _g.lerp(v_below, v_above, weights)
+    if keepdim:
+        if dim is None:
+            r = r.reshape((1,) * input.dim() + (len(qs),))
+        else:
+            r = r.unsqueeze(wrap_dim(dim, input.dim()))
+    r = r.movedim(-1, 0) if q_tensor else r.squeeze(-1)
+    return finish(r, out) if out is not None else r
+
+
+@register()
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The q-th quantiles of input (over all elements, or along ``dim``); a NaN in a slice
+    makes its quantiles NaN. ``interpolation``: linear, lower, higher, midpoint, nearest."""
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile", out)
+
+
+@register()
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """:func:`quantile` ignoring NaNs (a slice of only NaNs gives NaN)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile", out)
+
+
+__all__ += ["quantile", "nanquantile"]

@@ -819,7 +819,20 @@ def view_as_real(input):
     a = input._data
     shape = a.shape + (2,)
     strides = tuple(2 * s for s in input.stride()) + (1,)
-    return _strided_view(input, shape, strides, 2 * input.storage_offset(), a.real.dtype)
+    out = _strided_view(input, shape, strides, 2 * input.storage_offset(), a.real.dtype)
+    if needs_grad(input):
+        record(out, ViewAsRealBackward0, (input,))
+    return out
+
+
+class ViewAsRealBackward0(Node):
+    def backward(self, grad):
+        return view_as_complex(grad.contiguous())
+
+
+class ViewAsComplexBackward0(Node):
+    def backward(self, grad):
+        return view_as_real(grad)
 
 
 @register()
@@ -835,7 +848,10 @@ def view_as_complex(input):
     if cplx is None:
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
                            f"but got a tensor of scalar type: {input.dtype}")
-    return view_of(input, a.view(cplx)[..., 0])
+    out = view_of(input, a.view(cplx)[..., 0])
+    if needs_grad(input):
+        record(out, ViewAsComplexBackward0, (input,))
+    return out
 
 
 def _component(name):
@@ -845,6 +861,8 @@ def _component(name):
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
         if not input.dtype.is_complex:
             return input  # torch: .real of a real tensor is the tensor itself
+        if needs_grad(input):  # torch's graph: view_as_real(input).select(-1, 0 or 1)
+            return select(view_as_real(input), -1, 0 if name == "real" else 1)
         return view_of(input, getattr(a, name))
     get.__name__ = name
     get.__doc__ = (f"The {name} part of a complex tensor, as a view of its storage"
@@ -982,3 +1000,179 @@ def resize_(self, *sizes, size=None, memory_format=None):
 
 
 Tensor.resize_ = resize_
+
+
+# ----------------------------------------------------------------------------- *_copy variants
+# torch.transpose_copy(x, ...) and friends: the view's values in a fresh contiguous tensor.
+# The graph node is the view's own backward under torch's name "<ViewNode>_copy".
+
+_COPY_NODES = {}
+
+
+class _ViewCopyBackward(Node):
+    """Backward of a ``*_copy`` op: the backward of the view it copies."""
+
+    def backward(self, *grads):
+        return self._saved_view_node.backward(*grads)
+
+
+def _copy_node(view_node):
+    name = type(view_node).__name__ + "_copy"
+    cls = _COPY_NODES.get(name)
+    if cls is None:
+        cls = _COPY_NODES[name] = type(name, (_ViewCopyBackward,), {"__module__": __name__})
+    return cls
+
+
+def _detached_copy(t):
+    return wrap(xp.ascontiguousarray(t._data).copy())
+
+
+def _view_copy_op(name, view_fn):
+    from ._common import finish
+
+    def op(input, *args, out=None, **kwargs):
+        if name == "view_as_complex_copy" and needs_grad(input):
+            raise RuntimeError("view_as_complex_copy does not support automatic "
+                               "differentiation for outputs with complex dtype.")
+        view = view_fn(input, *args, **kwargs)
+        many = isinstance(view, (tuple, list))
+        views = tuple(view) if many else (view,)
+        copies = tuple(_detached_copy(v) for v in views)
+        if needs_grad(input):
+            if name == "detach_copy":  # torch keeps a node that has no derivative
+                from .random import NotImplemented as _NoDerivative
+                record(copies[0], _NoDerivative, (input,), op="aten::detach_copy")
+            elif views and views[0].grad_fn is not None:
+                node = views[0].grad_fn
+                record(copies if many else copies[0], _copy_node(node), (input,),
+                       view_node=node)
+        if not many:
+            return finish(copies[0], out)
+        if out is None:
+            return list(copies)
+        if len(out) != len(copies):
+            raise RuntimeError(f"{name}() expected an out= argument of size {len(copies)}, "
+                               f"got size {len(out)}")
+        for o, c in zip(out, copies):
+            finish(c, o)
+        return None
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"``torch.{name}``: what ``{name[:-5]}`` views, as a new contiguous "
+                  f"tensor (the gradient flows as through the view).")
+    return op
+
+
+def _detach_view(input):
+    return view_of(input, input._data[...])
+
+
+def _alias_view(input):
+    out = view_of(input, input._data[...])
+    if needs_grad(input):
+        record(out, AliasBackward0, (input,))
+    return out
+
+
+class AliasBackward0(Node):
+    def backward(self, grad):
+        return grad
+
+
+_VIEW_COPIES = {
+    "alias_copy": _alias_view, "as_strided_copy": as_strided, "detach_copy": _detach_view,
+    "diagonal_copy": diagonal, "expand_copy": expand, "permute_copy": permute,
+    "select_copy": select, "slice_copy": None, "split_copy": split,
+    "split_with_sizes_copy": split_with_sizes, "squeeze_copy": squeeze, "t_copy": t,
+    "transpose_copy": transpose, "unbind_copy": unbind, "unfold_copy": unfold,
+    "unsqueeze_copy": unsqueeze, "view_copy": view, "view_as_real_copy": view_as_real,
+    "view_as_complex_copy": view_as_complex,
+}
+
+
+def _slice_view(input, dim=0, start=None, end=None, step=1):
+    """torch's aten::slice: input[start:end:step] along ``dim`` (a view)."""
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    d = wrap_dim(dim, input.dim())
+    return input[(slice(None),) * d + (slice(start, end, step),)]
+
+
+def _view_any_layout(input, *shape, **kwargs):
+    # a copy needs no view-compatible strides: view the contiguous values (gradient alike)
+    return view(input.contiguous(), *shape, **kwargs)
+
+
+_VIEW_COPIES["slice_copy"] = _slice_view
+_VIEW_COPIES["view_copy"] = _view_any_layout
+for _name, _fn in _VIEW_COPIES.items():
+    globals()[_name] = _view_copy_op(_name, _fn)
+
+
+# ----------------------------------------------------------------------------- *_scatter
+# torch.select_scatter(input, src, ...) and friends: a copy of input with src written into
+# the region the view selects. Backward: the gradient outside the region goes to input, the
+# region's to src; both written with these same ops, so double backward works.
+
+def _scatter_op(name, view_fn, node_name):
+    node_cls = type(node_name, (_ScatterBackward,), {"__module__": __name__})
+
+    def op(input, src, *args, **kwargs):
+        from .copying import clone
+        with _no_grad():
+            out = clone(input, memory_format=contiguous_format)
+            region = view_fn(out, *args, **kwargs)
+            if tuple(region.shape) != tuple(src.shape):
+                raise RuntimeError(f"expected src to have a size equal to the slice of self. "
+                                   f"src size = {list(src.shape)}, slice size = "
+                                   f"{list(region.shape)}")
+            region.copy_(src)
+        out = wrap(out._data)
+        if needs_grad(input, src):
+            record(out, node_cls, (input, src), args=args, kwargs=kwargs, op=op,
+                   view_fn=view_fn)
+        return out
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"``torch.{name}(input, src, ...)``: a copy of input with ``src`` embedded "
+                  f"where ``{view_fn.__name__.strip('_')}`` would view.")
+    return op
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+    return no_grad()
+
+
+class _ScatterBackward(Node):
+    def backward(self, grad):
+        args, kwargs = self._saved_args, self._saved_kwargs
+        region = self._saved_view_fn(grad, *args, **kwargs)
+        g_src = region.clone(memory_format=contiguous_format) if _wants_src(self) else None
+        g_in = None
+        if self.next_functions[0][0] is not None:
+            g_in = self._saved_op(grad, region.new_zeros(region.shape), *args, **kwargs)
+        return g_in, g_src
+
+
+def _wants_src(node):
+    return node.next_functions[1][0] is not None
+
+
+diagonal_scatter = _scatter_op("diagonal_scatter", diagonal, "DiagonalScatterBackward0")
+select_scatter = _scatter_op("select_scatter", select, "SelectScatterBackward0")
+slice_scatter = _scatter_op("slice_scatter", _slice_view, "SliceScatterBackward0")
+as_strided_scatter = _scatter_op("as_strided_scatter", as_strided,
+                                 "AsStridedScatterBackward0")
+
+
+@register()
+def ravel(input):
+    """The elements as a 1-D tensor: a view when input is contiguous, else a copy (torch
+    spells it contiguous().view(-1))."""
+    return view(input.contiguous(), -1)
+
+
+__all__ += list(_VIEW_COPIES) + ["diagonal_scatter", "select_scatter", "slice_scatter",
+                                  "as_strided_scatter", "split_with_sizes", "ravel"]

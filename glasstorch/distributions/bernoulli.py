@@ -14,8 +14,10 @@ __all__ = ["Bernoulli"]
 
 
 def _bce_with_logits(logits, target):
-    # max(l, 0) - l * t + log(1 + exp(-|l|)): binary cross-entropy, stable for any logit.
-    return logits.clamp(min=0) - logits * target + torch.log1p(torch.exp(-logits.abs()))
+    # the fused loss, stable for any logit; its logit derivative sigmoid(l) - t has no kink at
+    # l = 0 (a max(l, 0) - l t + log1p(exp(-|l|)) composite would differentiate wrongly there)
+    from glasstorch.nn.functional import binary_cross_entropy_with_logits
+    return binary_cross_entropy_with_logits(logits, target, reduction="none")
 
 
 class Bernoulli(ExponentialFamily):

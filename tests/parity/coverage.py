@@ -1,10 +1,16 @@
 """Which torch functions and Tensor methods glasstorch implements, and which the op table covers.
 
-    python -m tests.parity.coverage [--list]
+    python -m tests.parity.coverage [--list] [--missing NAMESPACE]
 
 Counts names in torch's flat namespace, ``torch.linalg`` and ``torch.Tensor``
 (public names and arithmetic dunders). A name is *implemented* when glasstorch
 has it, *covered* when an op-table entry names it in ``name`` or ``covers``.
+
+Then, per namespace (flat torch, Tensor, nn, nn.functional, nn.init, linalg,
+distributions, special, fft, signal.windows): the names torch itself defines there
+(public functions and classes whose ``__module__`` is torch's, plus the dtypes of the
+flat namespace; re-exported helpers such as ``typing.Optional`` or ``math`` do not count)
+and how many of them glasstorch provides.
 """
 
 from __future__ import annotations
@@ -68,9 +74,71 @@ def report():
     return universe, done, covered
 
 
+NAMESPACES = ("torch", "Tensor", "nn", "nn.functional", "nn.init", "linalg", "distributions",
+              "special", "fft", "signal.windows")
+
+
+def _resolve(root, path):
+    """``root.a.b`` for path "a.b" (None when some part is missing or fails to import)."""
+    obj = root
+    for part in path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except Exception:  # a missing lazy submodule raises ImportError, not AttributeError
+            return None
+    return obj
+
+
+def _torch_defined(obj):
+    if inspect.ismodule(obj):
+        return False
+    if isinstance(obj, torch.dtype):
+        return True
+    if not (callable(obj) or inspect.isclass(obj)):
+        return False
+    return (getattr(obj, "__module__", None) or "").startswith("torch")
+
+
+def namespace_names(ns):
+    """The public names torch defines in namespace ``ns`` (one of NAMESPACES)."""
+    if ns == "Tensor":
+        return {n for n in dir(torch.Tensor) if not n.startswith("_") or n in DUNDERS}
+    module = torch if ns == "torch" else _resolve(torch, ns)
+    return {n for n in dir(module) if not n.startswith("_")
+            and _torch_defined(getattr(module, n, None))}
+
+
+def _provides(obj, name):
+    try:
+        getattr(obj, name)
+    except Exception:  # AttributeError, or a NotImplementedError naming a torch-only symbol
+        return False
+    return True
+
+
+def namespace_coverage():
+    """{namespace: (names torch defines, the subset glasstorch provides)}."""
+    out = {}
+    for ns in NAMESPACES:
+        names = namespace_names(ns)
+        ours = glasstorch if ns == "torch" else _resolve(glasstorch, ns)
+        provided = {n for n in names if ours is not None and _provides(ours, n)}
+        out[ns] = (names, provided)
+    return out
+
+
+def print_namespace_table(coverage):
+    print(f"{'namespace':<16}{'provided':>9}{'torch':>7}{'share':>8}")
+    for ns, (names, provided) in coverage.items():
+        share = 100.0 * len(provided) / len(names) if names else 100.0
+        print(f"{ns:<16}{len(provided):>9}{len(names):>7}{share:>7.1f}%")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list implemented names not covered")
+    parser.add_argument("--missing", metavar="NAMESPACE", choices=NAMESPACES,
+                        help="list the torch names one namespace lacks")
     args = parser.parse_args(argv)
     universe, done, covered = report()
     functions = {n for n in done if not n.startswith("Tensor.")}
@@ -83,6 +151,13 @@ def main(argv=None):
     print(f"implemented, not in the op table: {len(uncovered)}")
     if args.list:
         for name in uncovered:
+            print("  ", name)
+    print()
+    coverage = namespace_coverage()
+    print_namespace_table(coverage)
+    if args.missing:
+        names, provided = coverage[args.missing]
+        for name in sorted(names - provided):
             print("  ", name)
 
 

@@ -695,3 +695,15 @@ OPS = [
            dtypes=("float32", "float64"), covers=("Tensor.__setitem__",), grad=True),
 ]
 
+
+
+OPS += [
+    OpInfo("unravel_index", lambda lib, i, s: lib.unravel_index(i, s),
+           lambda d, r: [S(make_array(r, (5,), d, 0, 8), (2, 4)),
+                         S(make_array(r, (2, 3), d, 0, 60), (3, 4, 5)),
+                         S(make_array(r, (), d, 0, 5), 6),
+                         S(np.array([9, -1 if d != "uint8" else 1, 0]).astype(d), [2, 4]),
+                         S(make_array(r, (3,), d, 0, 5), (2, -4)),
+                         S(make_array(r, (3,), d, 0, 5), ())],
+           dtypes=("int32", "int64", "uint8", "float32", "bool")),
+]

@@ -306,6 +306,26 @@ def _svd(lib, a, full_matrices=True):
     return rec, s, u.mH @ u, vh @ vh.mH
 
 
+def _lowrank(lib, fn, a, *args, **kwargs):
+    """A seeded randomized SVD (svd_lowrank / pca_lowrank) through its invariants: the
+    rank-q reconstruction (the projection onto the sketched range) and the singular values."""
+    lib.manual_seed(0)
+    u, s, v = getattr(lib, fn)(a, *args, **kwargs)
+    return (u * s[..., None, :].to(u.dtype)) @ v.mH, s
+
+
+def _lowrank_samples(dtype, rng):
+    for shape in [(5, 3), (3, 6), (2, 4, 3)]:
+        yield S(_a(rng, shape, dtype), q=2)
+    yield S(_a(rng, (4, 4), dtype), q=4, niter=0)
+
+
+def _pca_samples(dtype, rng):
+    yield S(_a(rng, (6, 3), dtype), q=2)
+    yield S(_a(rng, (3, 5), dtype), q=2, center=False)
+    yield S(_a(rng, (2, 5, 4), dtype))
+
+
 def _svd_legacy(lib, a, some=True):
     u, s, v = lib.svd(a, some=some)
     k = s.shape[-1]
@@ -325,6 +345,11 @@ def _eig(lib, a):
     w, v = lib.linalg.eig(a)
     ac = a.to(w.dtype)
     return _sorted_complex(lib, w), (ac @ v - v * w[..., None, :]).abs()
+
+
+def _eig_invariants(lib, a):
+    w, v = lib.linalg.eig(a)
+    return (w ** 2).sum(-1).real, ((v.abs() ** 2) * w.abs().unsqueeze(-2)).sum(-1)
 
 
 def _eigvals(lib, a):
@@ -640,6 +665,10 @@ OPS = [
            grad=True),
     OpInfo("svd_full", lambda lib, a: _svd_legacy(lib, a, False), general_samples, dtypes=FC,
            tol=LOOSE),
+    OpInfo("svd_lowrank", lambda lib, a, **kw: _lowrank(lib, "svd_lowrank", a, **kw),
+           _lowrank_samples, dtypes=("float32", "float64"), tol=LOOSE, grad=True),
+    OpInfo("pca_lowrank", lambda lib, a, **kw: _lowrank(lib, "pca_lowrank", a, **kw),
+           _pca_samples, dtypes=("float32", "float64"), tol=LOOSE, grad=True),
     OpInfo("linalg.svdvals", lambda lib, a: lib.linalg.svdvals(a), general_samples,
            dtypes=DECOMP, tol=LOOSE,
            grad=True),
@@ -655,6 +684,12 @@ OPS = [
            gradcheck=False),
     OpInfo("linalg.eig", _eig, square_samples(_well), dtypes=DECOMP, tol=LOOSE),
     OpInfo("linalg.eigvals", _eigvals, square_samples(_a), dtypes=DECOMP, tol=LOOSE),
+    # gradients through quantities that do not depend on eigenvalue order or eigenvector phase
+    OpInfo("linalg.eig_invariants", _eig_invariants, square_samples(_well), dtypes=FC,
+           tol=LOOSE, grad=True),
+    OpInfo("linalg.eigvals_invariants",
+           lambda lib, a: (lib.linalg.eigvals(a) ** 3).sum(-1).real, square_samples(_well),
+           dtypes=FC, tol=LOOSE, grad=True),
     OpInfo("linalg.pinv", lambda lib, a, **kw: lib.linalg.pinv(a, **kw), pinv_samples,
            dtypes=DECOMP, tol=LOOSE,
            grad=True,
@@ -664,7 +699,7 @@ OPS = [
            covers=("Tensor.pinverse",),
            grad=True),
     OpInfo("linalg.lstsq", lambda lib, a, b, **kw: lib.linalg.lstsq(a, b, **kw),
-           lstsq_samples, dtypes=DECOMP, tol=LOOSE),
+           lstsq_samples, dtypes=DECOMP, tol=LOOSE, grad=True),
     OpInfo("linalg.matrix_rank", lambda lib, a, **kw: lib.linalg.matrix_rank(a, **kw),
            rank_samples, dtypes=DECOMP),
     OpInfo("linalg.matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n),
@@ -698,14 +733,21 @@ OPS = [
            dtypes=FC + ("int64", "float16"), tol=LOOSE,
            grad=True),
     OpInfo("linalg.vecdot", lambda lib, a, b, **kw: lib.linalg.vecdot(a, b, **kw),
-           vecdot_samples, dtypes=DECOMP, tol=LOOSE),
+           vecdot_samples, dtypes=DECOMP, tol=LOOSE, grad=True),
     OpInfo("linalg.cond", lambda lib, a, *args: lib.linalg.cond(a, *args), cond_samples,
            dtypes=DECOMP, tol={"float32": (1e-3, 1e-3), "complex64": (1e-3, 1e-3),
                                "float64": (1e-8, 1e-8), "complex128": (1e-8, 1e-8)}),
+    # torch's backward fails for the inverse-based orders (it modifies inv_ex's output in
+    # place); the singular-value orders are compared here
+    OpInfo("linalg.cond_svd", lambda lib, a, *args: lib.linalg.cond(a, *args),
+           lambda d, r: [S(_well(r, (3, 3), d), p) for p in (None, 2, -2)] +
+           [S(_a(r, (2, 3, 3), d)), S(_a(r, (2, 3), d))],
+           dtypes=FC, tol=LOOSE, grad=True),
     OpInfo("linalg.vander", lambda lib, a, **kw: lib.linalg.vander(a, **kw), vander_samples,
-           dtypes=("int32", "int64", "float32", "float64", "complex64", "bool", "float16")),
+           dtypes=("int32", "int64", "float32", "float64", "complex64", "bool", "float16"),
+           grad=True),
     OpInfo("linalg.solve_triangular", lambda lib, a, b, **kw: lib.linalg.solve_triangular(
-        a, b, **kw), solve_triangular_samples, dtypes=DECOMP, tol=LOOSE),
+        a, b, **kw), solve_triangular_samples, dtypes=DECOMP, tol=LOOSE, grad=True),
     OpInfo("cholesky", lambda lib, a, **kw: lib.cholesky(a, **kw),
            lambda d, r: [S(_pd(r, (3, 3), d)), S(_pd(r, (2, 3, 3), d), upper=True)],
            dtypes=FC, tol=LOOSE, covers=("Tensor.cholesky",),
@@ -788,4 +830,105 @@ OPS += [
            lambda d, r: [S(_well(r, (3, 3), d), _a(r, (3, 2), d)),
                          S(_well(r, (3, 3), d), _a(r, (2, 3), d), left=False)],
            dtypes=("float32", "float64"), tol=LOOSE, grad=True),
+]
+
+
+# ----------------------------------------------------------------------------- LU family, expm
+
+def lu_samples(dtype, rng):
+    for shape in ((3, 3), (2, 4, 4), (3, 5), (5, 3), (2, 2, 3), (0, 0), (1, 1)):
+        yield S(_a(rng, shape, dtype))
+    yield S(T(_a(rng, (4, 4), dtype)))
+    yield S(np.zeros((3, 3), _a(rng, (1,), dtype).dtype))  # singular: info / error
+    yield S(_a(rng, (3,), dtype))
+
+
+def lu_solve_samples(dtype, rng):
+    a = _well(rng, (3, 3), dtype)
+    yield S(a, _a(rng, (3, 2), dtype))
+    yield S(a, _a(rng, (3, 2), dtype), adjoint=True)
+    yield S(a, _a(rng, (2, 3), dtype), left=False)
+    yield S(a, _a(rng, (2, 3), dtype), left=False, adjoint=True)
+    yield S(_well(rng, (2, 3, 3), dtype), _a(rng, (3, 1), dtype))
+    yield S(a, _a(rng, (4, 2), dtype))
+
+
+def _lu_solve(lib, a, b, **kw):
+    lu, piv = lib.linalg.lu_factor(a)
+    r = lib.linalg.lu_solve(lu, piv, b, **kw)
+    # torch may hand back a lazily conjugated view, which its .numpy() refuses
+    return r.resolve_conj() if lib.__name__ == "torch" else r
+
+
+def expm_samples(dtype, rng):
+    yield S(_a(rng, (3, 3), dtype, -1, 1))
+    yield S(_a(rng, (2, 4, 4), dtype, -2, 2))
+    yield S(_a(rng, (1, 1), dtype))
+    yield S(_a(rng, (0, 0), dtype))
+    yield S(T(_a(rng, (3, 3), dtype, -1, 1)))
+    yield S(_a(rng, (3, 3), dtype, -1, 1) * 6)  # several squarings
+    yield S(_a(rng, (2, 3), dtype))
+    yield S(_a(rng, (3,), dtype))
+
+
+def _chol(rng, shape, dtype):
+    a = _pd(rng, shape, dtype)
+    if dtype in ("int64", "float16", "bfloat16"):
+        return a
+    return np.linalg.cholesky(a).astype(a.dtype)
+
+
+def cholesky_solve_samples(dtype, rng):
+    f = _chol(rng, (3, 3), dtype)
+    yield S(_a(rng, (3, 2), dtype), f)
+    yield S(_a(rng, (3, 2), dtype), np.ascontiguousarray(np.conj(f.T)), True)
+    yield S(_a(rng, (2, 3, 1), dtype), f)
+    yield S(_a(rng, (4, 2), dtype), f)
+
+
+OPS += [
+    OpInfo("linalg.lu_factor", _catch(lambda lib, a: tuple(lib.linalg.lu_factor(a))),
+           lu_samples, dtypes=DECOMP, tol=LOOSE, covers=("Tensor.lu",)),
+    OpInfo("linalg.lu_factor_ex", lambda lib, a: tuple(lib.linalg.lu_factor_ex(a)),
+           lu_samples, dtypes=DECOMP, tol=LOOSE),
+    OpInfo("linalg.lu_factor_grad", lambda lib, a: lib.linalg.lu_factor(a).LU,
+           lambda d, r: [S(_a(r, s, d)) for s in ((3, 3), (2, 4, 4), (3, 5), (5, 3))],
+           dtypes=("float32", "float64"), tol=LOOSE, grad=True),
+    OpInfo("linalg.lu", lambda lib, a: tuple(lib.linalg.lu(a)), lu_samples, dtypes=DECOMP,
+           tol=LOOSE),
+    OpInfo("linalg.lu_grad", lambda lib, a: tuple(lib.linalg.lu(a)),
+           lambda d, r: [S(_a(r, s, d)) for s in ((3, 3), (2, 4, 4), (3, 5), (5, 3))],
+           dtypes=FC, tol=LOOSE, grad=True),
+    OpInfo("lu_unpack", lambda lib, a: tuple(lib.lu_unpack(*lib.linalg.lu_factor(a))),
+           lambda d, r: [S(_a(r, s, d)) for s in ((3, 3), (2, 4, 4), (3, 5), (5, 3))],
+           dtypes=FC, tol=LOOSE, grad=True),
+    OpInfo("linalg.lu_solve", _lu_solve, lu_solve_samples, dtypes=FC, tol=LOOSE, grad=True,
+           covers=("lu_solve", "Tensor.lu_solve")),
+    OpInfo("lu_solve_legacy", lambda lib, b, a: lib.lu_solve(b, *lib.linalg.lu_factor(a)),
+           lambda d, r: [S(_a(r, (3, 2), d), _well(r, (3, 3), d))], dtypes=FC, tol=LOOSE),
+    OpInfo("linalg.matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a), expm_samples,
+           # not float16/bfloat16: torch 2.13 overflows to inf there on these samples
+           dtypes=FC + ("int64",), tol=LOOSE, grad=True,
+           covers=("matrix_exp", "Tensor.matrix_exp")),
+    OpInfo("cholesky_solve", lambda lib, b, f, *a: lib.cholesky_solve(b, f, *a),
+           cholesky_solve_samples, dtypes=FC, tol=LOOSE, grad=True,
+           covers=("Tensor.cholesky_solve",),
+           # torch's gradient for the factor is not restricted to its triangle
+           gradcheck=False),
+    OpInfo("cholesky_inverse", lambda lib, f, *a: lib.cholesky_inverse(f, *a),
+           lambda d, r: [S(_chol(r, (3, 3), d)), S(np.ascontiguousarray(
+               np.conj(_chol(r, (3, 3), d).T)), True), S(_chol(r, (2, 3, 3), d)),
+               S(_a(r, (2, 3), d))],
+           dtypes=DECOMP, tol=LOOSE, grad=True, covers=("Tensor.cholesky_inverse",),
+           gradcheck=False),
+    OpInfo("linalg.tensorinv", lambda lib, a, **kw: lib.linalg.tensorinv(a, **kw),
+           lambda d, r: [S(_well(r, (4, 4), d).reshape(4, 2, 2), ind=1),
+                         S(_well(r, (6, 6), d).reshape(2, 3, 6)),
+                         S(_a(r, (2, 3, 6), d), ind=1), S(_a(r, (4, 4), d), ind=0)],
+           dtypes=FC, tol=LOOSE),
+    OpInfo("linalg.tensorsolve", lambda lib, a, b, **kw: lib.linalg.tensorsolve(a, b, **kw),
+           lambda d, r: [S(_well(r, (6, 6), d).reshape(2, 3, 6), _a(r, (2, 3), d)),
+                         S(_well(r, (6, 6), d).reshape(6, 2, 3), _a(r, (6,), d)),
+                         S(_a(r, (2, 3, 5), d), _a(r, (2, 3), d))],
+           dtypes=FC, tol=LOOSE, grad=True),
 ]

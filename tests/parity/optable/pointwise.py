@@ -663,3 +663,88 @@ OPS += [
     OpInfo("erf_special", lambda lib, a: [lib.erf(a), lib.erfc(a)], _erf_special,
            dtypes=("float32", "float64")),
 ]
+
+
+# ----------------------------------------------------------------------------- function forms
+
+def _function_form(name, *args, **kw):
+    """torch.<name>(x, ...) on a clone: the result, and the clone it changed in place."""
+    def fn(lib, a, *extra):
+        a = a.clone()
+        r = getattr(lib, name)(a, *(args + extra), **kw)
+        return r, a
+    return fn
+
+
+def _in_range(low, high):
+    return lambda d, r: [S(make_array(r, (3, 4), d, low, high)), S(make_array(r, (), d, low,
+                                                                              high))]
+
+
+_UNARY_FUNCTION_FORMS = {
+    "abs_": (-3, 3), "acos_": (-0.9, 0.9), "acosh_": (1.5, 3), "arccos_": (-0.9, 0.9),
+    "arccosh_": (1.5, 3), "arcsin_": (-0.9, 0.9), "arcsinh_": (-3, 3), "arctan_": (-3, 3),
+    "arctanh_": (-0.9, 0.9), "asin_": (-0.9, 0.9), "asinh_": (-3, 3), "atan_": (-3, 3),
+    "atanh_": (-0.9, 0.9), "ceil_": (-3, 3), "conj_physical_": (-3, 3), "cos_": (-3, 3),
+    "cosh_": (-3, 3), "deg2rad_": (-3, 3), "erf_": (-3, 3), "erfc_": (-3, 3),
+    "exp2_": (-3, 3), "exp_": (-3, 3), "expm1_": (-3, 3), "fix_": (-3, 3), "floor_": (-3, 3),
+    "frac_": (-3, 3), "log10_": (0.2, 3), "log1p_": (-0.5, 3), "log2_": (0.2, 3),
+    "log_": (0.2, 3), "logit_": (0.1, 0.9), "nan_to_num_": (-3, 3), "neg_": (-3, 3),
+    "negative_": (-3, 3), "rad2deg_": (-3, 3), "reciprocal_": (0.5, 3), "round_": (-3, 3),
+    "rsqrt_": (0.2, 3), "sigmoid_": (-3, 3), "sin_": (-3, 3), "sinh_": (-3, 3),
+    "sqrt_": (0.2, 3), "square_": (-3, 3), "tan_": (-1.2, 1.2), "tanh_": (-3, 3),
+    "trunc_": (-3, 3), "zero_": (-3, 3),
+}
+
+OPS += [OpInfo(f"torch.{name}", _function_form(name), _in_range(*rng), dtypes=F32,
+               covers=(name,)) for name, rng in _UNARY_FUNCTION_FORMS.items()]
+OPS += [
+    OpInfo("torch.clamp_", _function_form("clamp_", -1.0, 1.0), _in_range(-3, 3), dtypes=F32,
+           covers=("clamp_", "clip_")),
+    OpInfo("torch.clamp_min_", _function_form("clamp_min_", 0.5), _in_range(-3, 3),
+           dtypes=F32, covers=("clamp_min_",)),
+    OpInfo("torch.clamp_max_", _function_form("clamp_max_", 0.5), _in_range(-3, 3),
+           dtypes=F32, covers=("clamp_max_",)),
+    OpInfo("torch.fill_", _function_form("fill_", 2.5), _in_range(-3, 3), dtypes=F32,
+           covers=("fill_",)),
+    OpInfo("torch.round_decimals", _function_form("round_", decimals=1), _in_range(-3, 3),
+           dtypes=F32),
+    OpInfo("torch.ldexp_", _function_form("ldexp_"),
+           lambda d, r: [S(make_array(r, (3, 4), d), make_array(r, (3, 4), "int64", -3, 3))],
+           dtypes=F32, covers=("ldexp_",)),
+    OpInfo("torch.addmv_", _function_form("addmv_"),
+           lambda d, r: [S(make_array(r, (3,), d), make_array(r, (3, 4), d),
+                           make_array(r, (4,), d))], dtypes=F32, covers=("addmv_",)),
+    OpInfo("torch.index_put_", _function_form("index_put_", accumulate=True),
+           lambda d, r: [S(make_array(r, (5,), d), (np.array([0, 2, 0]),),
+                           make_array(r, (3,), d))], dtypes=F32, covers=("index_put_",)),
+    OpInfo("torch.as_strided_", _function_form("as_strided_", (2, 2), (1, 2)),
+           lambda d, r: [S(make_array(r, (6,), d))], dtypes=F32, covers=("as_strided_",)),
+]
+
+
+def _int_pairs(dtype, rng):
+    for sa, sb in (((3, 4), (3, 4)), ((3, 4), (4,)), ((), (3,)), ((0,), (1,))):
+        yield S(make_array(rng, sa, dtype, -12, 12), make_array(rng, sb, dtype, -12, 12))
+    sign = 1 if dtype in ("uint8", "bool") else -1
+    yield S(np.array([0, 0, sign * 4, 7]).astype(dtype),
+            np.array([0, sign * 5, 6, 0]).astype(dtype))
+    yield S(make_array(rng, (3,), dtype, 0, 9), make_array(rng, (3,), "int64", -9, 9))
+
+
+OPS += [
+    OpInfo("gcd", lambda lib, a, b: (lib.gcd(a, b), a.gcd(b)), _int_pairs,
+           dtypes=("uint8", "int8", "int16", "int32", "int64", "float32", "bool"),
+           covers=("Tensor.gcd",)),
+    OpInfo("lcm", lambda lib, a, b: (lib.lcm(a, b), a.lcm(b)), _int_pairs,
+           dtypes=("uint8", "int8", "int16", "int32", "int64", "float32", "bool"),
+           covers=("Tensor.lcm",)),
+    OpInfo("gcd_", lambda lib, a, b: (lambda c: (lib.gcd_(c, b), c.lcm_(b), c))(a.clone()),
+           lambda d, r: [S(make_array(r, (3, 4), d, -9, 9), make_array(r, (4,), d, -9, 9))],
+           dtypes=("int32", "int64"), covers=("Tensor.gcd_", "lcm_", "Tensor.lcm_")),
+    OpInfo("rsub", lambda lib, a, b, **kw: lib.rsub(a, b, **kw),
+           lambda d, r: [S(make_array(r, (3, 4), d), make_array(r, (4,), d)),
+                         S(make_array(r, (3, 4), d), 2.5), S(make_array(r, (3,), d), 3, alpha=2),
+                         S(make_array(r, (3,), d), make_array(r, (3,), d), alpha=2)],
+           dtypes=("int64", "float32", "float64", "bool"), grad=True),
+]

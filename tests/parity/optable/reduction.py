@@ -579,3 +579,33 @@ OPS += [
     OpInfo("cumulative_trapezoid", lambda lib, y, *a, **kw: lib.cumulative_trapezoid(y, *a, **kw),
            _trapezoid_samples, dtypes=REALS, grad=True),
 ]
+
+
+def _quantile_samples(dtype, rng):
+    a = make_array(rng, (3, 5), dtype)
+    yield S(a, 0.3)
+    yield S(a, np.array([0.0, 0.25, 1.0], dtype=dtype), 1)
+    yield S(a, 0.5, 0, True)
+    yield S(T(make_array(rng, (4, 3), dtype)), 0.7, -1)
+    for interp in ("lower", "higher", "midpoint", "nearest"):
+        yield S(a, np.array([0.1, 0.6], dtype=dtype), 1, interpolation=interp)
+    nan = a.copy()
+    if dtype in ("float32", "float64"):
+        nan[0, 1] = np.nan
+        nan[2, :] = np.nan
+    yield S(nan, 0.4, 1)
+    yield S(nan, np.array([0.2, 0.9], dtype=dtype), None, True)
+    yield S(make_array(rng, (0,), dtype), 0.5)
+    yield S(a, 1.5)
+    yield S(a, np.array([[0.5]], dtype=dtype))
+    yield S(a, 0.5, interpolation="foo")
+
+
+OPS += [
+    OpInfo("quantile", lambda lib, a, q, *args, **kw: lib.quantile(a, q, *args, **kw),
+           _quantile_samples, dtypes=("float32", "float64", "int64"),
+           covers=("Tensor.quantile",)),
+    OpInfo("nanquantile", lambda lib, a, q, *args, **kw: lib.nanquantile(a, q, *args, **kw),
+           _quantile_samples, dtypes=("float32", "float64", "int64"),
+           covers=("Tensor.nanquantile",)),
+]
