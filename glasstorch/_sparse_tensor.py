@@ -246,6 +246,27 @@ class SparseCooTensor(_SparseBase):
     def t(self):
         return _ops().sparse_t(self)
 
+    def transpose(self, dim0, dim1):
+        return _ops().sparse_transpose(self, dim0, dim1)
+
+    @property
+    def T(self):  # noqa: N802  (torch's name)
+        if self.dim() <= 2:
+            return self.t() if self.dim() == 2 else self
+        out, n = self, self.dim()
+        for i in range(n // 2):  # all dims reversed
+            out = _ops().sparse_transpose(out, i, n - 1 - i)
+        return out
+
+    @property
+    def mT(self):  # noqa: N802
+        return _ops().sparse_transpose(self, -2, -1)
+
+    @property
+    def mH(self):  # noqa: N802
+        t = self.mT
+        return t.conj() if self.dtype.is_complex else t
+
     def _indices(self):
         from ._tensor import _wrap
         return _wrap(self._sp_indices)

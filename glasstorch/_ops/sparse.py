@@ -545,6 +545,32 @@ def sparse_t(input):
     return out
 
 
+def sparse_transpose(input, dim0, dim1):
+    """A COO tensor with sparse dims ``dim0`` and ``dim1`` swapped (their index rows and
+    sizes exchanged; no longer coalesced unless they are one dim)."""
+    nd = input._data.ndim
+    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    sd = sparse_dim(input)
+    if d0 == d1:
+        return input
+    if d0 >= sd or d1 >= sd:
+        raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got "
+                           f"sparse_dim: {sd}, d0: {d0}, d1: {d1}")
+    indices = input._sp_indices.copy()
+    indices[[d0, d1]] = indices[[d1, d0]]
+    shape = list(input._data.shape)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    out = make_coo(indices, input._sp_values.detach(), tuple(shape), False)
+    if needs_grad(input):
+        record(out, TransposeBackward0, (input,), dim0=d0, dim1=d1)
+    return out
+
+
+class TransposeBackward0(Node):
+    def backward(self, grad):
+        return grad.transpose(self._saved_dim0, self._saved_dim1)
+
+
 # ---------------------------------------------------------------- arithmetic
 def sparse_clone(input):
     """A copy of a COO tensor (history kept, like Tensor.clone)."""

@@ -248,3 +248,32 @@ def test_gcn_trains_like_torch():
     g, t = _gcn_losses(gt), _gcn_losses(torch)
     np.testing.assert_allclose(g, t, rtol=1e-4)
     assert g[-1] < g[0]
+
+
+@pytest.mark.parametrize("how", ["transpose", "T", "mT", "mH", "T3"])
+def test_coo_transposes_stay_sparse_with_torchs_values_and_gradients(how):
+    # they used to return dense zeros
+    def run(L):
+        if how == "T3":
+            s = L.sparse_coo_tensor(L.tensor([[0, 1], [1, 0], [2, 1]]), L.tensor([1., 2.]),
+                                    (2, 2, 3))
+            return s.T.layout, tuple(s.T.shape), s.T.to_dense().tolist(), None
+        s = L.sparse_coo_tensor(L.tensor([[0, 1], [1, 0]]), L.tensor([1., 2.]), (2, 3),
+                                requires_grad=True)
+        r = s.transpose(0, 1) if how == "transpose" else getattr(s, how)
+        (r.to_dense() * L.arange(6.).reshape(3, 2)).sum().backward()
+        return r.layout, tuple(r.shape), r.to_dense().tolist(), s.grad.to_dense().tolist()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mine, theirs = run(gt), run(torch)
+    assert str(mine[0]) == str(theirs[0]) and mine[1:] == theirs[1:]
+
+
+def test_coo_transpose_of_dense_dims_is_refused_like_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for L in (gt, torch):
+            s = L.sparse_coo_tensor(L.tensor([[0, 1]]), L.ones(2, 3), (2, 3))
+            with pytest.raises(RuntimeError, match="transposed dimensions must be sparse"):
+                s.transpose(0, 1)
