@@ -353,14 +353,38 @@ def _make_function(impl, spec, name, qualname, module):
                 return r
         try:
             return impl(*args, **kwargs)
-        except Exception:
+        except Exception as e:
             if not _active and _met_overrider(args, kwargs):
                 r = _dispatch(spec, args, kwargs)
                 if r is not _NO_DISPATCH:
                     return r
+            if kwargs and type(e) is TypeError and not spec.python_level:
+                renamed = _torch_spelling(kwargs)
+                if renamed is not None:
+                    return op(*args, **renamed)
             raise
     _name(op, impl, name, qualname, module)
     return op
+
+
+# NumPy's keyword names that torch's builtin functions (not its Python-level ones) take for
+# their own: torch.all(x, axis=-1, keepdims=True), torch.abs(x=t), torch.add(t, x2=u).
+_NUMPY_KEYWORDS = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input",
+                   "x1": "input", "x2": "other"}
+
+
+def _torch_spelling(kwargs):
+    """``kwargs`` with NumPy's keyword names in torch's, or None when none was used (or
+    torch's own name was given too)."""
+    if kwargs.keys().isdisjoint(_NUMPY_KEYWORDS):
+        return None
+    renamed = {}
+    for key, value in kwargs.items():
+        key = _NUMPY_KEYWORDS.get(key, key)
+        if key in renamed:
+            return None
+        renamed[key] = value
+    return renamed
 
 
 def _make_operator(impl, spec, name, arity):

@@ -430,3 +430,27 @@ def test_autograd_entry_points_are_dispatch_points():
 
     ours, theirs = both(scenario)
     assert ours == theirs
+
+
+NUMPY_KEYWORD_CALLS = {
+    "all axis keepdims": lambda L, x: L.all(x > 0, axis=-1, keepdims=True),
+    "method axis": lambda L, x: x.sum(axis=0),
+    "cat axis": lambda L, x: L.cat([x, x], axis=1),
+    "x for input": lambda L, x: L.abs(x=x),
+    "a for input": lambda L, x: L.abs(a=x),
+    "x2 for other": lambda L, x: L.add(x, x2=x),
+    "max axis": lambda L, x: L.max(x, axis=1).values,
+    "Python-level F refuses": lambda L, x: L.nn.functional.softmax(x, axis=0),
+    "both spellings refused": lambda L, x: L.abs(x=x, input=x),
+}
+
+
+@pytest.mark.parametrize("case", NUMPY_KEYWORD_CALLS)
+def test_builtins_take_numpys_keyword_names_like_torch(case):
+    def outcome(L):
+        x = L.arange(6.).reshape(2, 3)
+        try:
+            return NUMPY_KEYWORD_CALLS[case](L, x).tolist()
+        except TypeError:
+            return "TypeError"
+    assert outcome(glasstorch) == outcome(torch)
