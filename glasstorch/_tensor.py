@@ -557,6 +557,7 @@ class Tensor:
     def __array_wrap__(self, array, context=None, return_scalar=False):
         # NumPy functions applied to a tensor (np.sin(t), scipy's ufuncs) hand back a tensor,
         # as in torch; boolean results become uint8, as torch's do
+        array = _asarray(array)  # a scalar when NumPy reduced to one (return_scalar)
         if array.dtype == bool:
             array = array.astype("uint8")
         return _wrap(array)

@@ -406,11 +406,15 @@ def _make_operator(impl, spec, name, arity):
                     return r
             try:
                 return impl(self, other)
-            except Exception:
+            except Exception as e:
                 if not _active and _met_overrider((other,), {}):
                     r = _dispatch(spec, (self, other), {})
                     if r is not _NO_DISPATCH:
                         return r
+                if spec.binop and type(e) is TypeError:
+                    # an operand this op does not take: Python asks the other side (an
+                    # ndarray computes t + a itself), or raises its own TypeError, as in torch
+                    return NotImplemented
                 raise
     else:
         def op(self, key, value):

@@ -454,3 +454,40 @@ def test_builtins_take_numpys_keyword_names_like_torch(case):
         except TypeError:
             return "TypeError"
     assert outcome(glasstorch) == outcome(torch)
+
+
+OPERAND_CASES = {
+    "t + ndarray": lambda L, np, x: x + np.ones(2),
+    "ndarray + t": lambda L, np, x: np.ones(2) + x,
+    "t + float32 ndarray": lambda L, np, x: x + np.ones(2, dtype=np.float32),
+    "t - ndarray": lambda L, np, x: x - np.ones(2),
+    "t @ ndarray": lambda L, np, x: x @ np.ones(2),
+    "t ** ndarray": lambda L, np, x: x ** np.ones(2),
+    "t + list": lambda L, np, x: x + [1, 2],
+    "t + str": lambda L, np, x: x + "s",
+    "t + None": lambda L, np, x: x + None,
+    "t == str": lambda L, np, x: x == "a",
+    "t != None": lambda L, np, x: x != None,  # noqa: E711
+    "t < str": lambda L, np, x: x < "a",
+    "t.__iadd__(ndarray)": lambda L, np, x: x.__iadd__(np.ones(2)),
+}
+
+
+@pytest.mark.parametrize("case", OPERAND_CASES)
+def test_operators_hand_unknown_operands_back_to_python_like_torch(case):
+    # an operand an operator does not take gives NotImplemented: NumPy computes t + a itself
+    # (a float64 tensor through __array_wrap__), other types raise Python's TypeError
+    import warnings
+
+    import numpy as np
+
+    def outcome(L):
+        x = L.ones(2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                r = OPERAND_CASES[case](L, np, x)
+            except TypeError:
+                return "TypeError"
+        return type(r).__name__, str(getattr(r, "dtype", "")), getattr(r, "tolist", lambda: r)()
+    assert outcome(glasstorch) == outcome(torch)

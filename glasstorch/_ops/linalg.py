@@ -134,6 +134,13 @@ def _batch_shape(sa, sb):
 @register("__matmul__")
 def matmul(input, other, *, out=None):
     """Matrix product with torch's rules for 1-D (vector), 2-D and batched operands."""
+    for pos, (name, arg) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(arg, Tensor):
+            kind = type(arg)
+            shown = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__}.{kind.__name__}"
+            raise TypeError(f"matmul(): argument '{name}' (position {pos}) must be Tensor, "
+                            f"not {shown}")
     if type(input) is not Tensor and input.is_sparse:
         from .sparse import spmm
         return spmm(input, other)
