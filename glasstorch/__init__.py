@@ -90,6 +90,15 @@ overrides._install_dispatch()
 
 from .torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)
 
+
+def _assert(condition, message):
+    """``assert condition, message`` that symbolic tracing can record (torch._assert): a Proxy
+    condition goes to its ``__torch_function__``."""
+    if type(condition) is not Tensor and overrides.has_torch_function((condition,)):
+        return overrides.handle_torch_function(_assert, (condition,), condition, message)
+    assert condition, message
+
+
 # Submodules torch imports with the package but that few programs use: imported on first
 # attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.
 _LAZY_SUBMODULES = frozenset({"testing", "multiprocessing", "hub", "fft", "special", "signal",

@@ -666,3 +666,21 @@ def test_record_stack_traces_in_print_readable():
     assert "in forward, code: y = self.lin(x)" in text
     assert "in forward, code: return glasstorch.relu(y) + 1" in text
     assert "test_fx.py" in gm.graph.find_nodes(op="call_module")[0].stack_trace
+
+
+def test_torch_assert_is_recorded_like_torch_and_asserts_eagerly():
+    import torch.fx as tfx
+
+    def module(L):
+        class M(L.nn.Module):
+            def forward(self, x):
+                L._assert(x.shape[0] == 2, "batch must be 2")
+                return x + 1
+        return M()
+
+    codes = []
+    for L, fx in ((glasstorch, gfx), (torch, tfx)):
+        codes.append(fx.symbolic_trace(module(L)).code)
+        with pytest.raises(AssertionError, match="batch must be 2"):
+            module(L)(L.ones(3))
+    assert codes[0] == codes[1]
