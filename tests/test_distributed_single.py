@@ -1,5 +1,7 @@
 """torch.distributed / nn.parallel names behave like torch's on one CPU process."""
 
+import socket
+
 import pytest
 
 import glasstorch
@@ -7,12 +9,20 @@ import glasstorch
 torch = pytest.importorskip("torch")
 
 
+def free_port():
+    # each library its own port: one's store must never answer the other's rendezvous
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def scenario(L):
     dist = L.distributed
     out = [dist.is_initialized()]
     with pytest.raises(ValueError):
         L.nn.parallel.DistributedDataParallel(L.nn.Linear(2, 3))
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29581", world_size=1, rank=0)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", world_size=1,
+                            rank=0)
     try:
         out += [dist.get_rank(), dist.get_world_size(), dist.get_backend()]
         model = L.nn.parallel.DistributedDataParallel(L.nn.Linear(2, 3))
