@@ -96,9 +96,9 @@ def to(input, *args, non_blocking=False, copy=False, memory_format=None, **kwarg
         return input
     if memory_format is not preserve_format:
         a = _copy_in_format(a, memory_format)
-        out = wrap(a if same_dtype else a.astype(dtype.np, order="K"))
-    else:
-        out = wrap(a.astype(a.dtype if same_dtype else dtype.np, order="K", copy=True))
+        out = wrap(a if same_dtype else _dt.cast_array(a, dtype))
+    else:  # torch's conversion (float8 saturation, overflow to inf without a NumPy warning)
+        out = wrap(a.copy(order="K") if same_dtype else _dt.cast_array(a, dtype))
     if needs_grad(input):
         record(out, ToCopyBackward0, (input,))
     return out
@@ -147,12 +147,14 @@ def copy_(self, other, non_blocking=False):
                            f") must match the size of tensor b "
                            f"({s.shape[-1] if s.ndim else 1}) at non-singleton dimension "
                            f"{self._data.ndim - 1}") from None
+    to = _dt._by_np[self._data.dtype]
     if needs_grad(self, src):
         # recorded as an out-of-place copy so the in-place machinery rebases the history
-        result = wrap(b.astype(self._data.dtype))
+        result = wrap(_dt.cast_array(b, to))
         record(result, CopyBackwards, (self, src))
         return assign_inplace(self, result)
-    xp.copyto(self._data, b, casting="unsafe")
+    # torch's conversion (float8 saturation, overflow to inf without a NumPy warning)
+    xp.copyto(self._data, b if b.dtype == self._data.dtype else _dt.cast_array(b, to))
     self._bump_version()
     return self
 
