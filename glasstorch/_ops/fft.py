@@ -233,33 +233,29 @@ def _c2c_nd(name, input, s, dim, norm, forward, out):
     return finish(r, out)
 
 
-def fft(input, n=None, dim=-1, norm=None, *, out=None):
-    """One-dimensional discrete Fourier transform of ``input`` along ``dim``."""
-    x = _float_input(input, "fft")
+def _c2c_1d(name, input, n, dim, norm, forward, out):
+    x = _float_input(input, name)
     d = _one_dim(x, n, dim)
     if n is not None:
         x = _resize(x, d, n)
-    scale = _norm_scale(norm, x.shape[d], True)
+    scale = _norm_scale(norm, x.shape[d], forward)
     if x.dtype._category == 3:
-        r = _c2c(x, (d,), True, scale)
+        r = _c2c(x, (d,), forward, scale)
     else:
         r = _r2c(x, (d,), scale, False)
+        if not forward:  # the inverse of a real signal is the conjugate of its transform
+            r = r.conj()
     return finish(r, out)
+
+
+def fft(input, n=None, dim=-1, norm=None, *, out=None):
+    """One-dimensional discrete Fourier transform of ``input`` along ``dim``."""
+    return _c2c_1d("fft", input, n, dim, norm, True, out)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """One-dimensional inverse discrete Fourier transform of ``input`` along ``dim``."""
-    x = _float_input(input, "ifft")
-    d = _one_dim(x, n, dim)
-    if n is not None:
-        x = _resize(x, d, n)
-    scale = _norm_scale(norm, x.shape[d], False)
-    if x.dtype._category == 3:
-        r = _c2c(x, (d,), False, scale)
-    else:
-        # the inverse of a real signal is the conjugate of its forward transform
-        r = _r2c(x, (d,), scale, False).conj()
-    return finish(r, out)
+    return _c2c_1d("ifft", input, n, dim, norm, False, out)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):

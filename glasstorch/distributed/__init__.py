@@ -99,19 +99,6 @@ def _red_op(op):
     return kind
 
 
-def _check_reduction(tensor, op):
-    """torch's checks of a reduction on one tensor (the result over one process is the tensor
-    itself, so only the errors remain)."""
-    kind = _red_op(op)
-    if kind in (_RedOpType.BAND, _RedOpType.BOR, _RedOpType.BXOR) and (
-            tensor.is_floating_point() or tensor.is_complex()):
-        raise RuntimeError(f"Cannot use ReduceOp.{kind.name} with non-integral dtype")
-    if kind is _RedOpType.AVG and not (tensor.is_floating_point() or tensor.is_complex()):
-        # the average is computed in floating point and written back into the tensor
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_dtype_name(tensor)}")
-
-
 def _dtype_name(tensor):
     """torch's C++ name of a tensor's dtype ('Long' for int64), as its cast errors use."""
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
