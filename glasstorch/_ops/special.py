@@ -1012,22 +1012,16 @@ entr = _unary("special_entr", _entr, node="SpecialEntrBackward0",
               doc="Elementwise entropy -x ln(x) (0 at 0, -inf below).")
 
 
-def ndtr(input, *, out=None):
-    """Standard normal CDF, 0.5 (1 + erf(x / sqrt(2)))."""
-    dt = _float_dtype(input.dtype, "ndtr", True)
-    with xp.errstate(all="ignore"):
-        r = wrap(xp.asarray(_ndtr(input._data.astype(xp.float64))).astype(dt.np))
-    if needs_grad(input):
-        record(r, NdtrBackward, (input,), self=input)
-    return finish(r, out)
-
-
 class NdtrBackward(Node):
     """Gaussian density exp(-x^2/2) / sqrt(2 pi)."""
 
     def backward(self, grad):
         x = self._saved_self
         return grad * (-0.5 * x * x).exp() / math.sqrt(2 * _PI)
+
+
+ndtr = _unary("ndtr", _ndtr, node="NdtrBackward",
+              doc="Standard normal CDF, 0.5 (1 + erf(x / sqrt(2))).")
 
 
 # ----------------------------------------------------------------------------- sinc
