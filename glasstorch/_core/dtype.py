@@ -335,9 +335,12 @@ def cast_array(arr, to: dtype):
     and the sign dropped. Other conversions are NumPy's (or ml_dtypes') own cast.
     """
     target = to.np
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf/NaN is the result
-        if target not in _F8_NP or arr.dtype == target:
+    if target not in _F8_NP or arr.dtype == target:
+        if np.can_cast(arr.dtype, target):  # widening: nothing to overflow (and errstate
+            return arr.astype(target, order="K")  # costs more than a small cast)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf/NaN is the result
             return arr.astype(target, order="K")
+    with np.errstate(over="ignore", invalid="ignore"):
         return _to_float8(arr, to, target)
 
 

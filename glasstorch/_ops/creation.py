@@ -238,7 +238,8 @@ def _layout_arg(layout, name):
 
 
 def _is_sparse(layout, name):
-    return _layout_arg(layout, name).name != "strided"
+    return layout is not None and layout is not strided and \
+        _layout_arg(layout, name).name != "strided"
 
 
 def _sparse_backend_refuses(layout, aten_name):
