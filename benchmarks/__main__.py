@@ -4,8 +4,9 @@
                          [--json out.json] [--png out.png] [--memory] [--smoke]
 
 Each case is timed in rounds that alternate between the two libraries; warm-up
-is excluded; the table shows median and best time per library and the ratio
-glasstorch/torch (lower is better). Thread counts are set through each
+is excluded; the table shows median and best wall time per library, the ratio
+glasstorch/torch (lower is better) and the same ratio in CPU time (process time,
+which a busy machine distorts less). Thread counts are set through each
 library's API and threadpoolctl, alike for both. ``--memory`` measures the peak
 RSS of a few training steps, each system in its own process. ``--smoke`` runs
 every case once (CI uses it so the suite never rots).
@@ -52,16 +53,17 @@ def _blas_info(threads):
 
 
 def _time_round(fn, inner):
-    t0 = time.perf_counter()
+    """(wall, CPU) seconds per call: CPU time is what a busy machine distorts least."""
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(inner):
         fn()
-    return (time.perf_counter() - t0) / inner
+    return (time.perf_counter() - t0) / inner, (time.process_time() - c0) / inner
 
 
 def run_timings(libs, workloads, repeat, smoke):
     rows = []
     header = f"{'case':46s} {'glasstorch µs':>13s} {'best':>10s} {'torch µs':>10s} " \
-             f"{'best':>10s} {'ratio':>6s}"
+             f"{'best':>10s} {'ratio':>6s} {'cpu ratio':>9s}"
     print(header)
     print("-" * len(header))
     for workload in workloads:
@@ -79,17 +81,24 @@ def run_timings(libs, workloads, repeat, smoke):
             rounds = 1 if smoke else repeat
             inner = 1 if smoke else inner
             samples = {k: [] for k in fns}
+            cpu = {k: [] for k in fns}
             for _ in range(rounds):  # interleave the libraries round by round
                 for lib_name, fn in fns.items():
-                    samples[lib_name].append(_time_round(fn, inner))
+                    wall, cpu_time = _time_round(fn, inner)
+                    samples[lib_name].append(wall)
+                    cpu[lib_name].append(cpu_time)
             med = {k: statistics.median(v) * 1e6 for k, v in samples.items()}
             best = {k: min(v) * 1e6 for k, v in samples.items()}
-            ratio = med["glasstorch"] / med["torch"] if "torch" in med else float("nan")
-            rows.append({"workload": workload, "case": name, "median_us": med, "best_us": best,
-                         "ratio": ratio})
+            cpu_med = {k: statistics.median(v) * 1e6 for k, v in cpu.items()}
             nan = float("nan")
+            ratio = med["glasstorch"] / med["torch"] if "torch" in med else nan
+            cpu_ratio = (cpu_med["glasstorch"] / cpu_med["torch"]
+                         if cpu_med.get("torch") else nan)
+            rows.append({"workload": workload, "case": name, "median_us": med, "best_us": best,
+                         "cpu_median_us": cpu_med, "ratio": ratio, "cpu_ratio": cpu_ratio})
             print(f"{name:46s} {med['glasstorch']:13.2f} {best['glasstorch']:10.2f} "
-                  f"{med.get('torch', nan):10.2f} {best.get('torch', nan):10.2f} {ratio:6.2f}")
+                  f"{med.get('torch', nan):10.2f} {best.get('torch', nan):10.2f} {ratio:6.2f} "
+                  f"{cpu_ratio:9.2f}")
     return rows
 
 
