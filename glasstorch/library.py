@@ -1288,6 +1288,8 @@ class _OpNamespace(types.ModuleType):
         if op_name.startswith("__"):
             raise AttributeError(op_name)
         qualname = f"{self.name}::{op_name}"
+        if self.name == "quantized":
+            from .ao.nn.quantized import _library  # noqa: F401 - defines quantized::*
         overloads = _DEFS.get(qualname)
         if overloads:
             packet = OpOverloadPacket(qualname, list(overloads))

@@ -63,6 +63,9 @@ def _find_module_of(fn) -> str:
 def _get_qualified_name(func) -> str:
     """The dotted name a target prints as: ``getattr``, ``torch.add``,
     ``torch.nn.functional.relu``, ``torch.Tensor.add``, ``operator.add``..."""
+    from ..library import OpOverload, OpOverloadPacket
+    if isinstance(func, (OpOverloadPacket, OpOverload)):
+        return f"torch.ops.{func}"                     # torch.ops.quantized.add
     name = func.__name__
     if getattr(builtins, name, None) is func:
         return name

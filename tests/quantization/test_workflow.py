@@ -239,32 +239,40 @@ def test_backend_engine():
         qb.engine = "foo"
 
 
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
 @pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "batch_first": True},
                                 {"bidirectional": True, "num_layers": 2}])
-def test_quantize_dynamic_lstm(kw):
+def test_quantize_dynamic_rnn(mode, kw):
     torch.manual_seed(0)
-    tm = torch.nn.Sequential(torch.nn.LSTM(6, 10, **kw))
-    gm = gt.nn.Sequential(gt.nn.LSTM(6, 10, **kw))
+    tm = torch.nn.Sequential(getattr(torch.nn, mode)(6, 10, **kw))
+    gm = gt.nn.Sequential(getattr(gt.nn, mode)(6, 10, **kw))
     gm.load_state_dict({k: gt.tensor(v.numpy()) for k, v in tm.state_dict().items()})
-    tdq = torch.ao.quantization.quantize_dynamic(tm)  # default spec includes LSTM
+    tdq = torch.ao.quantization.quantize_dynamic(tm)  # default spec includes LSTM and GRU
     gdq = gq.quantize_dynamic(gm)
     assert repr(gdq) == repr(tdq)
     x = np.random.default_rng(6).normal(0, 1, (5, 3, 6)).astype(np.float32)
-    to, (th, tc) = tdq(torch.tensor(x))
-    go, (gh, gc) = gdq(gt.tensor(x))
+    to, tstate = tdq(torch.tensor(x))
+    go, gstate = gdq(gt.tensor(x))
+    if mode == "GRU":
+        tstate, gstate = (tstate,), (gstate,)
     # the int8 products match exactly; glasstorch's float32 sigmoid/tanh differ from torch's
     # by at most an ulp, which is all that remains
-    for g, t in ((go, to), (gh, th), (gc, tc)):
+    for g, t in zip((go, *gstate), (to, *tstate), strict=True):
         np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=0, atol=1e-6)
+    h0 = np.random.default_rng(7).normal(0, 1, tstate[0].shape).astype(np.float32)
+    if mode == "GRU":
+        np.testing.assert_allclose(gdq[0](gt.tensor(x), gt.tensor(h0))[0].numpy(),
+                                   tdq[0](torch.tensor(x), torch.tensor(h0))[0].numpy(),
+                                   rtol=0, atol=1e-6)
     sd = gdq.state_dict()
-    fresh = gq.quantize_dynamic(gt.nn.Sequential(gt.nn.LSTM(6, 10, **kw)))
+    fresh = gq.quantize_dynamic(gt.nn.Sequential(getattr(gt.nn, mode)(6, 10, **kw)))
     fresh.load_state_dict(sd)
     np.testing.assert_array_equal(fresh(gt.tensor(x))[0].numpy(), go.numpy())
 
 
 def test_quantize_dynamic_refuses_unsupported_types():
-    with pytest.raises(NotImplementedError, match="GRU"):
-        gq.quantize_dynamic(gt.nn.Sequential(gt.nn.GRU(4, 4)))
+    with pytest.raises(NotImplementedError, match="GRUCell"):
+        gq.quantize_dynamic(gt.nn.Sequential(gt.nn.GRUCell(4, 4)))
     # not asked for: left alone
     m = gq.quantize_dynamic(gt.nn.Sequential(gt.nn.GRU(4, 4), gt.nn.Linear(4, 2)),
                             {gt.nn.Linear})

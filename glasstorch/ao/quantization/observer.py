@@ -15,12 +15,13 @@ __all__ = [
     "ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
     "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
     "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "PlaceholderObserver",
-    "NoopObserver", "default_observer", "default_weight_observer",
+    "NoopObserver", "FixedQParamsObserver", "default_observer", "default_weight_observer",
     "default_histogram_observer", "default_per_channel_weight_observer",
     "default_dynamic_quant_observer", "default_placeholder_observer",
     "default_float_qparams_observer", "per_channel_weight_observer_range_neg_127_to_127",
     "weight_observer_range_neg_127_to_127", "default_debug_observer", "get_observer_state_dict",
-    "load_observer_state_dict",
+    "load_observer_state_dict", "default_fixed_qparams_range_0to1_observer",
+    "default_fixed_qparams_range_neg1to1_observer",
 ]
 
 _EPS = torch.finfo(torch.float32).eps
@@ -610,6 +611,30 @@ class NoopObserver(ObserverBase):
         raise Exception("calculate_qparams should not be called for NoopObserver")
 
 
+class FixedQParamsObserver(ObserverBase):
+    """Observes nothing: its qparams are fixed by the op's output range (sigmoid's [0, 1],
+    tanh's [-1, 1]), kept as ``scale``/``zero_point`` buffers."""
+
+    def __init__(self, scale, zero_point, dtype=torch.quint8, qscheme=torch.per_tensor_affine,
+                 quant_min=0, quant_max=255, is_dynamic=False, **kwargs):
+        if is_dynamic:
+            raise NotImplementedError("FixedQParamsObserver doesn't support dynamic "
+                                      "quantization")
+        super().__init__(dtype=dtype)
+        self.quant_min, self.quant_max = quant_min, quant_max
+        self.register_buffer("scale", torch.tensor([scale], dtype=torch.float))
+        self.register_buffer("zero_point", torch.tensor([zero_point], dtype=torch.int))
+        self.qscheme = qscheme
+
+    def forward(self, X):
+        """Return ``X`` unchanged."""
+        return X
+
+    def calculate_qparams(self):
+        """The fixed (scale, zero_point)."""
+        return self.scale, self.zero_point
+
+
 def get_observer_state_dict(mod):
     """The observer entries of ``mod``'s state dict (keys containing 'activation_post_process'
     or 'observer')."""
@@ -651,3 +676,8 @@ default_dynamic_quant_observer = PlaceholderObserver.with_args(
     dtype=torch.quint8, quant_min=0, quant_max=255, is_dynamic=True)
 default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
     dtype=torch.quint8, qscheme=torch.per_channel_affine_float_qparams, ch_axis=0)
+
+default_fixed_qparams_range_0to1_observer = FixedQParamsObserver.with_args(
+    scale=1.0 / 256.0, zero_point=0, dtype=torch.quint8, quant_min=0, quant_max=255)
+default_fixed_qparams_range_neg1to1_observer = FixedQParamsObserver.with_args(
+    scale=2.0 / 256.0, zero_point=128, dtype=torch.quint8, quant_min=0, quant_max=255)

@@ -26,10 +26,28 @@ __all__ = [
 DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     QuantStub: nnq.Quantize,
     DeQuantStub: nnq.DeQuantize,
+    nn.Conv1d: nnq.Conv1d,
     nn.Conv2d: nnq.Conv2d,
+    nn.Conv3d: nnq.Conv3d,
     nn.Linear: nnq.Linear,
     nn.modules.linear.NonDynamicallyQuantizableLinear: nnq.Linear,
+    nn.BatchNorm2d: nnq.BatchNorm2d,
+    nn.BatchNorm3d: nnq.BatchNorm3d,
+    nn.LayerNorm: nnq.LayerNorm,
+    nn.GroupNorm: nnq.GroupNorm,
+    nn.InstanceNorm1d: nnq.InstanceNorm1d,
+    nn.InstanceNorm2d: nnq.InstanceNorm2d,
+    nn.InstanceNorm3d: nnq.InstanceNorm3d,
+    nn.ReLU6: nnq.ReLU6,
+    nn.Hardswish: nnq.Hardswish,
+    nn.LeakyReLU: nnq.LeakyReLU,
+    nn.ELU: nnq.ELU,
+    nn.Dropout: nnq.Dropout,
+    nni.ConvReLU1d: nniq.ConvReLU1d,
     nni.ConvReLU2d: nniq.ConvReLU2d,
+    nni.ConvReLU3d: nniq.ConvReLU3d,
+    nni.BNReLU2d: nniq.BNReLU2d,
+    nni.BNReLU3d: nniq.BNReLU3d,
     nni.LinearReLU: nniq.LinearReLU,
     nnq.FloatFunctional: nnq.QFunctional,
     nnqat.Linear: nnq.Linear,
@@ -49,6 +67,7 @@ DEFAULT_QAT_MODULE_MAPPINGS = {
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {
     nn.Linear: nnqd.Linear,
     nn.LSTM: nnqd.LSTM,
+    nn.GRU: nnqd.GRU,
     nn.modules.linear.NonDynamicallyQuantizableLinear: nnqd.Linear,
     nni.LinearReLU: nniqd.LinearReLU,
 }
@@ -56,11 +75,8 @@ DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {
 # float modules torch also observes (and so gives qconfig) though glasstorch has no quantized
 # kernel for them yet: their outputs still get observers, as in torch
 _OBSERVED_WITHOUT_KERNEL = {
-    nn.BatchNorm2d, nn.BatchNorm3d, nn.Dropout, nn.Conv1d, nn.Conv3d, nn.ConvTranspose1d,
-    nn.ConvTranspose2d, nn.ConvTranspose3d, nn.ELU, nn.Embedding, nn.EmbeddingBag,
-    nn.GroupNorm, nn.Hardswish, nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d,
-    nn.LayerNorm, nn.LeakyReLU, nn.ReLU6, nn.PReLU, nni.BNReLU2d, nni.BNReLU3d,
-    nni.ConvReLU1d, nni.ConvReLU3d,
+    nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d, nn.Embedding,
+    nn.EmbeddingBag, nn.PReLU,
 }
 
 

@@ -1,15 +1,7 @@
 """``torch.ao.nn.quantized``: modules computing on quantized tensors with int8 kernels."""
 
 from . import dynamic  # noqa: F401
-from .modules import (
-    Conv2d,
-    DeQuantize,
-    FloatFunctional,
-    Linear,
-    LinearPackedParams,
-    QFunctional,
-    Quantize,
-)
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
 
-__all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv2d",
-           "FloatFunctional", "QFunctional", "dynamic"]
+__all__ = [*_modules_all, "dynamic"]

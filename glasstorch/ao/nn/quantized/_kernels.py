@@ -169,3 +169,96 @@ def cat(tensors, dim, out_scale, out_zp):
         _check_input(t, "cat")
     vals = torch.cat([t.dequantize() for t in tensors], dim)
     return torch.quantize_per_tensor(vals, float(out_scale), int(out_zp), torch.quint8)
+
+
+def dequantize(q):
+    """The float32 values of quint8 ``q`` as torch's scalar kernels compute them:
+    ``(q - zero_point) * scale``."""
+    return ((q._data.astype(_F32) - _F32(q._zero_point)) * _F32(q._scale)).astype(_F32)
+
+
+def dequantize_fma(q):
+    """The float32 values of quint8 ``q`` as torch's vectorised kernels compute them: one fused
+    multiply-add ``fma(q, scale, -zero_point * scale)`` (float64 holds ``q * scale`` exactly,
+    so one rounding, as the FMA)."""
+    s = _F32(q._scale)
+    return (q._data.astype(_F64) * s + (_F32(-q._zero_point) * s)).astype(_F32)
+
+
+def quantize_out(values, out_scale, out_zp, relu=False):
+    """float32 ``values`` as a quint8 tensor: ``rint(v * (1 / scale)) + zero_point`` clamped to
+    [0, 255] ([zero_point, 255] with a fused ReLU), as torch's quantized kernels store results
+    (multiplying by the float32 inverse of the scale)."""
+    inv = _F32(1) / _F32(out_scale)
+    q = np.rint((np.asarray(values, _F32) * inv).astype(_F32)) + out_zp
+    out = np.clip(q, out_zp if relu else 0, 255).astype(np.uint8)
+    return _q._make(out, torch.quint8, torch.per_tensor_affine, float(out_scale), int(out_zp))
+
+
+def pointwise(x, fn, out_scale, out_zp, what):
+    """A quantized elementwise kernel: ``x`` dequantized (``dequantize_fma``), ``fn`` applied
+    in float32, the result stored with the output qparams."""
+    _check_input(x, what)
+    return quantize_out(fn(dequantize_fma(x)), out_scale, out_zp)
+
+
+def float_kernel(x, fn, out_scale, out_zp, what, relu=False):
+    """A quantized kernel that computes in float: ``x`` dequantized as a float32 tensor, float
+    op ``fn`` on it (normalizations), the result stored with the output qparams."""
+    _check_input(x, what)
+    y = fn(torch.from_numpy(dequantize(x)))
+    return quantize_out(y.detach()._data, out_scale, out_zp, relu)
+
+
+def mul(a, b, out_scale, out_zp, relu=False):
+    """quantized::mul of quint8 tensors: the exact integer product of the centred values
+    scaled by ``float32(a_scale * b_scale / out_scale)`` (torch's vectorised kernel rounds a
+    few products differently: within one quantum, about 1 value in 20,000)."""
+    for t in (a, b):
+        _check_input(t, "mul")
+    acc = centered(a) * centered(b)
+    mult = _F32(_F32(a._scale) * _F32(b._scale) / _F32(out_scale))
+    q = np.rint((acc.astype(_F32) * mult).astype(_F32)) + out_zp
+    out = np.clip(q, out_zp if relu else 0, 255).astype(np.uint8)
+    return _q._make(out, torch.quint8, torch.per_tensor_affine, float(out_scale), int(out_zp))
+
+
+def mul_scalar(x, c):
+    """quantized::mul_scalar: the integers kept and the scale multiplied by ``c``; a negative
+    ``c`` stores ``255 - q`` with zero point ``255 - zero_point`` and scale ``-c * scale``; a
+    zero ``c`` gives zeros with scale 1, zero point 0."""
+    _check_input(x, "mul_scalar")
+    c = float(c)
+    if c == 0:
+        return _q._make(np.zeros_like(x._data), torch.quint8, torch.per_tensor_affine, 1.0, 0)
+    if c > 0:
+        return _q._make(x._data.copy(), torch.quint8, torch.per_tensor_affine,
+                        x._scale * c, x._zero_point)
+    return _q._make((255 - x._data).astype(np.uint8), torch.quint8, torch.per_tensor_affine,
+                    x._scale * -c, 255 - x._zero_point)
+
+
+def add_scalar(x, c):
+    """quantized::add_scalar: ``c`` rounded to ``k`` quanta; the zero point moves by ``-k``
+    while it stays in [0, 255]; otherwise the range is widened to take the shift (scale
+    grown, zero point pinned at the end it left by) and the values requantized."""
+    _check_input(x, "add_scalar")
+    s, zp = x._scale, x._zero_point
+    k = int(np.rint(float(c) / s))
+    new_zp = zp - k
+    if 0 <= new_zp <= 255:
+        return _q._make(x._data.copy(), torch.quint8, torch.per_tensor_affine, s, new_zp)
+    if new_zp < 0:
+        scale, out_zp = (255 - new_zp) * s / 255, 0
+    else:
+        scale, out_zp = new_zp * s / 255, 255
+    # torch adds the rounded shift to the dequantized values (a value in ~20,000 lands one
+    # quantum away from torch's vectorised kernel)
+    return quantize_out((dequantize(x) + _F32(k * s)).astype(_F32), scale, out_zp)
+
+
+def matmul(a, b, out_scale, out_zp):
+    """quantized::matmul: the float product of the dequantized inputs, requantized."""
+    for t in (a, b):
+        _check_input(t, "matmul")
+    return quantize_out(dequantize(a) @ dequantize(b), out_scale, out_zp)

@@ -1,16 +1,34 @@
-"""Quantized modules: Quantize / DeQuantize at the float boundary, Linear, Conv2d."""
+"""Quantized modules: Quantize / DeQuantize at the float boundary, layers, activations and
+normalizations on quantized tensors."""
 
 from __future__ import annotations
 
 import glasstorch as torch
 from glasstorch import nn
 
-from .conv import Conv2d
+from .activation import ELU, Hardswish, LeakyReLU, ReLU6, Sigmoid, Softmax
+from .batchnorm import BatchNorm2d, BatchNorm3d
+from .conv import Conv1d, Conv2d, Conv3d
 from .functional_modules import FloatFunctional, QFunctional
 from .linear import Linear, LinearPackedParams
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm
 
-__all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv2d",
-           "FloatFunctional", "QFunctional"]
+__all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv1d", "Conv2d",
+           "Conv3d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "ReLU6", "Hardswish", "LeakyReLU", "Sigmoid",
+           "ELU", "Softmax", "Dropout", "FloatFunctional", "QFunctional"]
+
+
+class Dropout(nn.Dropout):
+    """Dropout in a quantized model: an identity in eval mode, where quantized models run."""
+
+    def _get_name(self):
+        return "QuantizedDropout"
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """A quantized Dropout with the float module's settings."""
+        return cls(mod.p, mod.inplace)
 
 
 class Quantize(nn.Module):

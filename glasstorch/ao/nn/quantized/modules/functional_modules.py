@@ -55,8 +55,7 @@ class FloatFunctional(nn.Module):
 
 class QFunctional(nn.Module):
     """The quantized counterpart of FloatFunctional: results requantized with ``scale`` /
-    ``zero_point`` (from the observer, by ``convert``). Offers ``add``, ``add_relu`` and
-    ``cat`` (the operations whose kernels glasstorch reproduces exactly)."""
+    ``zero_point`` (from the observer, by ``convert``)."""
 
     def __init__(self):
         super().__init__()
@@ -84,6 +83,25 @@ class QFunctional(nn.Module):
         """quantized::add_relu of two quint8 tensors."""
         return self.activation_post_process(
             _kernels.add(x, y, self.scale, self.zero_point, relu=True))
+
+    def mul(self, x, y):
+        """quantized::mul of two quint8 tensors."""
+        return self.activation_post_process(_kernels.mul(x, y, self.scale, self.zero_point))
+
+    def mul_scalar(self, x, y):
+        """quantized::mul_scalar: the same integers with the scale multiplied by ``|y|``
+        (a negative ``y`` mirrors the integers around the zero point range)."""
+        return _kernels.mul_scalar(x, y)
+
+    def add_scalar(self, x, y):
+        """quantized::add_scalar: ``y`` rounded to a whole number of quanta and folded into
+        the zero point (or, when the zero point would leave [0, 255], into a wider scale)."""
+        return _kernels.add_scalar(x, y)
+
+    def matmul(self, x, y):
+        """quantized::matmul of two quint8 tensors, stored with this module's qparams."""
+        return self.activation_post_process(
+            _kernels.matmul(x, y, self.scale, self.zero_point))
 
     def cat(self, x, dim=0):
         """quantized::cat: the inputs requantized to this module's qparams."""

@@ -1,6 +1,6 @@
-"""Dynamically quantized LSTM (``torch.ao.nn.quantized.dynamic.LSTM``): qint8 weights, each
-gate GEMM a dynamic int8 linear (``_kernels.linear_dynamic``), the cell arithmetic in
-float32 as torch's ``quantized_lstm`` runs it on the CPU.
+"""Dynamically quantized LSTM and GRU (``torch.ao.nn.quantized.dynamic.LSTM/GRU``): qint8
+weights, each gate GEMM a dynamic int8 linear (``_kernels.linear_dynamic``), the cell
+arithmetic in float32 as torch's ``quantized_lstm``/``quantized_gru`` run it on the CPU.
 
 As in torch on the CPU, each layer and direction projects its whole input sequence at once
 (one set of input qparams per sequence), then steps through time.
@@ -14,20 +14,24 @@ from glasstorch import nn
 from ... import _kernels
 from ...modules.utils import _quantize_weight
 
-__all__ = ["LSTM"]
+__all__ = ["LSTM", "GRU"]
 
 
-class LSTM(nn.Module):
-    """An LSTM whose matrix products are dynamically quantized (float in, float out)."""
+class _RNNBase(nn.Module):
+    """The recurrent layers' shared parts: quantized weights per (layer, direction), the
+    state_dict layout, and the loop over layers, directions and time; ``_cell`` is the
+    mode's step."""
 
-    _FLOAT_MODULE = (nn.LSTM,)
+    _FLOAT_MODULE = ()
+    _MODE = ""
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, dtype=torch.qint8):
         super().__init__()
         if dtype is not torch.qint8:
-            raise NotImplementedError("glasstorch: dynamic LSTM supports qint8 weights only")
-        self.mode = "LSTM"
+            raise NotImplementedError(f"glasstorch: dynamic {self._MODE} supports qint8 "
+                                      f"weights only (float16 weights are not implemented)")
+        self.mode = self._MODE
         self.input_size, self.hidden_size = input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.dtype = float(dropout), bidirectional, dtype
@@ -35,7 +39,7 @@ class LSTM(nn.Module):
         self._cells = []  # per (layer, direction): (w_ih, b_ih, w_hh, b_hh)
 
     def _get_name(self):
-        return "DynamicQuantizedLSTM"
+        return f"DynamicQuantized{self._MODE}"
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -53,12 +57,12 @@ class LSTM(nn.Module):
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        """Quantize each weight of float LSTM ``mod`` with a fresh weight observer of its
+        """Quantize each weight of float ``mod`` with a fresh weight observer of its
         qconfig (per-tensor symmetric qint8 by default)."""
         from glasstorch.ao.quantization.qconfig import default_dynamic_qconfig
         if getattr(mod, "proj_size", 0):
-            raise NotImplementedError("glasstorch: dynamic LSTM with proj_size is not "
-                                      "supported")
+            raise NotImplementedError("glasstorch: a dynamic quantized LSTM with proj_size "
+                                      "is not implemented")
         qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
                 mod.dropout, mod.bidirectional, qconfig.weight().dtype)
@@ -107,61 +111,86 @@ class LSTM(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
                                       unexpected_keys, error_msgs)
 
-    def _cell(self, gates_x, h, c, params):
-        _, _, w_hh, b_hh = params
-        gates = gates_x + _kernels.linear_dynamic(h, w_hh, b_hh, reduce_range=True)
-        i, f, g, o = gates.chunk(4, 1)
-        i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
-        c = f * c + i * g
-        return o * torch.tanh(c), c
-
-    def _run_direction(self, seq, h, c, params, reverse):
-        w_ih, b_ih = params[0], params[1]
+    def _run_direction(self, seq, state, params, reverse):
+        w_ih, b_ih, w_hh, b_hh = params
         gxs = _kernels.linear_dynamic(seq, w_ih, b_ih, reduce_range=True)
         outs = []
         steps = range(seq.shape[0] - 1, -1, -1) if reverse else range(seq.shape[0])
         for t in steps:
-            h, c = self._cell(gxs[t], h, c, params)
-            outs.append(h)
+            h = state[0]
+            gates_h = _kernels.linear_dynamic(h, w_hh, b_hh, reduce_range=True)
+            state = self._cell(gxs[t], gates_h, state)
+            outs.append(state[0])
         if reverse:
             outs.reverse()
-        return torch.stack(outs, 0), h, c
+        return torch.stack(outs, 0), state
 
     def forward(self, input, hx=None):
-        """(output, (h_n, c_n)) for float ``input`` (L, N, H_in) (batch first if set; an
-        unbatched (L, H_in) input works too)."""
+        """(output, h_n) for a GRU, (output, (h_n, c_n)) for an LSTM, for float ``input``
+        (L, N, H_in) (batch first if set; an unbatched (L, H_in) input works too)."""
         if not isinstance(input, torch.Tensor):
-            raise NotImplementedError("glasstorch: packed sequences are not supported by the "
-                                      "dynamic quantized LSTM")
+            raise NotImplementedError(f"glasstorch: packed sequences are not implemented for "
+                                      f"the dynamic quantized {self._MODE}")
         unbatched = input.dim() == 2
         x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
                                                   else input)
         dirs = 2 if self.bidirectional else 1
-        n = x.shape[1]
+        n_state = 2 if self._MODE == "LSTM" else 1
         if hx is None:
-            zeros = torch.zeros(self.num_layers * dirs, n, self.hidden_size)
-            h0, c0 = zeros, zeros
-        else:
-            h0, c0 = hx
-            if unbatched:
-                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
-        hs, cs = [], []
+            zeros = torch.zeros(self.num_layers * dirs, x.shape[1], self.hidden_size)
+            hx = (zeros,) * n_state
+        elif n_state == 1:
+            hx = (hx,)
+        if unbatched:
+            hx = tuple(h.unsqueeze(1) for h in hx)
+        finals = [[] for _ in range(n_state)]
         layer_in = x
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
-                out, h, c = self._run_direction(layer_in, h0[k], c0[k], self._cells[k], d == 1)
+                out, state = self._run_direction(layer_in, tuple(h[k] for h in hx),
+                                                 self._cells[k], d == 1)
                 outs.append(out)
-                hs.append(h)
-                cs.append(c)
+                for acc, s in zip(finals, state):
+                    acc.append(s)
             layer_in = torch.cat(outs, 2) if dirs == 2 else outs[0]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = torch.nn.functional.dropout(layer_in, self.dropout, True)
         out = layer_in
-        h_n, c_n = torch.stack(hs, 0), torch.stack(cs, 0)
+        finals = tuple(torch.stack(f, 0) for f in finals)
         if unbatched:
-            return out.squeeze(1), (h_n.squeeze(1), c_n.squeeze(1))
-        if self.batch_first:
+            out, finals = out.squeeze(1), tuple(f.squeeze(1) for f in finals)
+        elif self.batch_first:
             out = out.transpose(0, 1)
-        return out, (h_n, c_n)
+        return out, (finals if n_state == 2 else finals[0])
+
+
+class LSTM(_RNNBase):
+    """An LSTM whose matrix products are dynamically quantized (float in, float out)."""
+
+    _FLOAT_MODULE = (nn.LSTM,)
+    _MODE = "LSTM"
+
+    def _cell(self, gates_x, gates_h, state):
+        _, c = state
+        i, f, g, o = (gates_x + gates_h).chunk(4, 1)
+        i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+        c = f * c + i * g
+        return o * torch.tanh(c), c
+
+
+class GRU(_RNNBase):
+    """A GRU whose matrix products are dynamically quantized (float in, float out)."""
+
+    _FLOAT_MODULE = (nn.GRU,)
+    _MODE = "GRU"
+
+    def _cell(self, gates_x, gates_h, state):
+        (h,) = state
+        xr, xz, xn = gates_x.chunk(3, 1)
+        hr, hz, hn = gates_h.chunk(3, 1)
+        r = torch.sigmoid(xr + hr)
+        z = torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn)
+        return ((h - n) * z + n,)
