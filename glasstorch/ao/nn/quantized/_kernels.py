@@ -140,20 +140,12 @@ def add(a, b, out_scale, out_zp, relu=False):
         _check_input(t, "add")
     if a.shape != b.shape:
         raise RuntimeError("glasstorch: quantized add needs tensors of one shape")
-    fa, fb = a._data.reshape(-1).astype(_F32), b._data.reshape(-1).astype(_F32)
-
-    def vec(v, q):
-        s = _F32(q._scale)
-        return (v.astype(_F64) * s + (_F32(-q._zero_point) * s)).astype(_F32)
-
-    def scal(v, q):
-        return ((v - _F32(q._zero_point)) * _F32(q._scale)).astype(_F32)
-
+    fa, fb = a._data.reshape(-1), b._data.reshape(-1)
     n = fa.size
     m = n // _VEC * _VEC
     inv = _F32(1) / _F32(out_scale)
-    cv = (vec(fa[:m], a) + vec(fb[:m], b)).astype(_F32)
-    cs = (scal(fa[m:], a) + scal(fb[m:], b)).astype(_F32)
+    cv = (_fma_values(fa[:m], a) + _fma_values(fb[:m], b)).astype(_F32)
+    cs = (_plain_values(fa[m:], a) + _plain_values(fb[m:], b)).astype(_F32)
     if relu:
         cv, cs = np.maximum(cv, _F32(0)), np.maximum(cs, _F32(0))
     qv = np.rint((cv * inv).astype(_F32)) + out_zp
@@ -171,18 +163,27 @@ def cat(tensors, dim, out_scale, out_zp):
     return torch.quantize_per_tensor(vals, float(out_scale), int(out_zp), torch.quint8)
 
 
+def _plain_values(stored, q):
+    s = _F32(q._scale)
+    return ((stored.astype(_F32) - _F32(q._zero_point)) * s).astype(_F32)
+
+
+def _fma_values(stored, q):
+    # float64 holds stored * scale exactly, so one rounding, as the FMA
+    s = _F32(q._scale)
+    return (stored.astype(_F64) * s + (_F32(-q._zero_point) * s)).astype(_F32)
+
+
 def dequantize(q):
     """The float32 values of quint8 ``q`` as torch's scalar kernels compute them:
     ``(q - zero_point) * scale``."""
-    return ((q._data.astype(_F32) - _F32(q._zero_point)) * _F32(q._scale)).astype(_F32)
+    return _plain_values(q._data, q)
 
 
 def dequantize_fma(q):
     """The float32 values of quint8 ``q`` as torch's vectorised kernels compute them: one fused
-    multiply-add ``fma(q, scale, -zero_point * scale)`` (float64 holds ``q * scale`` exactly,
-    so one rounding, as the FMA)."""
-    s = _F32(q._scale)
-    return (q._data.astype(_F64) * s + (_F32(-q._zero_point) * s)).astype(_F32)
+    multiply-add ``fma(q, scale, -zero_point * scale)``."""
+    return _fma_values(q._data, q)
 
 
 def quantize_out(values, out_scale, out_zp, relu=False):
