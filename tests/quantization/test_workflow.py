@@ -270,14 +270,32 @@ def test_quantize_dynamic_rnn(mode, kw):
     np.testing.assert_array_equal(fresh(gt.tensor(x))[0].numpy(), go.numpy())
 
 
-def test_quantize_dynamic_refuses_unsupported_types():
-    with pytest.raises(NotImplementedError, match="GRUCell"):
-        gq.quantize_dynamic(gt.nn.Sequential(gt.nn.GRUCell(4, 4)))
-    # not asked for: left alone
-    m = gq.quantize_dynamic(gt.nn.Sequential(gt.nn.GRU(4, 4), gt.nn.Linear(4, 2)),
-                            {gt.nn.Linear})
-    assert type(m[0]) is gt.nn.GRU and type(m[1]).__name__ == "Linear"
-    assert m[1]._get_name() == "DynamicQuantizedLinear"
+@pytest.mark.parametrize("cell,kw", [("LSTMCell", {}), ("GRUCell", {}),
+                                     ("RNNCell", {"nonlinearity": "relu"})])
+def test_quantize_dynamic_cells(cell, kw):
+    torch.manual_seed(1)
+    tm = torch.nn.Sequential(getattr(torch.nn, cell)(6, 8, **kw))
+    gm = gt.nn.Sequential(getattr(gt.nn, cell)(6, 8, **kw))
+    gm.load_state_dict({k: gt.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    tdq, gdq = torch.ao.quantization.quantize_dynamic(tm), gq.quantize_dynamic(gm)
+    assert repr(gdq) == repr(tdq)
+    x = np.random.default_rng(3).normal(0, 1, (4, 6)).astype(np.float32)
+    h = np.random.default_rng(4).normal(0, 1, (4, 8)).astype(np.float32)
+    state = (((torch.tensor(h), torch.tensor(h)),), ((gt.tensor(h), gt.tensor(h)),)) \
+        if cell == "LSTMCell" else ((torch.tensor(h),), (gt.tensor(h),))
+    for t_args, g_args in (((), ()), state):
+        to = tdq[0](torch.tensor(x), *t_args)
+        go = gdq[0](gt.tensor(x), *g_args)
+        to, go = (to, go) if cell == "LSTMCell" else ((to,), (go,))
+        for g, t in zip(go, to, strict=True):
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=0, atol=1e-6)
+    with pytest.raises(RuntimeError, match="inconsistent input_size"):
+        gdq[0](gt.zeros(4, 5))
+    with pytest.raises(AssertionError, match="bias must be True"):
+        gq.quantize_dynamic(gt.nn.Sequential(getattr(gt.nn, cell)(6, 8, bias=False)))
+    fresh = gq.quantize_dynamic(gt.nn.Sequential(getattr(gt.nn, cell)(6, 8, **kw)))
+    fresh.load_state_dict(gdq.state_dict())
+    np.testing.assert_array_equal(fresh(gt.tensor(x))[0].numpy(), gdq(gt.tensor(x))[0].numpy())
 
 
 def _qat_net(lib):

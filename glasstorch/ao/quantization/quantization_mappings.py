@@ -68,6 +68,9 @@ DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {
     nn.Linear: nnqd.Linear,
     nn.LSTM: nnqd.LSTM,
     nn.GRU: nnqd.GRU,
+    nn.LSTMCell: nnqd.LSTMCell,
+    nn.GRUCell: nnqd.GRUCell,
+    nn.RNNCell: nnqd.RNNCell,
     nn.modules.linear.NonDynamicallyQuantizableLinear: nnqd.Linear,
     nni.LinearReLU: nniqd.LinearReLU,
 }

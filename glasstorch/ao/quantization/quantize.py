@@ -21,8 +21,6 @@ from .quantization_mappings import (
 )
 from .stubs import DeQuantStub
 
-_NO_DYNAMIC_KERNEL = (nn.LSTMCell, nn.RNNCell, nn.GRUCell)
-
 __all__ = ["propagate_qconfig_", "add_quant_dequant", "prepare", "convert", "quantize",
            "quantize_dynamic", "swap_module", "prepare_qat", "quantize_qat"]
 
@@ -176,10 +174,8 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
         dtype = torch.qint8
     if qconfig_spec is None:
         if dtype is torch.qint8:
-            # torch's default set; the types glasstorch has no dynamic kernel for are refused
-            # below rather than left silently in float
-            qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU) + _NO_DYNAMIC_KERNEL,
-                                         default_dynamic_qconfig)
+            qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell,
+                                          nn.GRUCell), default_dynamic_qconfig)
         elif dtype is torch.float16:
             raise NotImplementedError("glasstorch: float16 dynamic quantization is not "
                                       "supported")
@@ -202,11 +198,6 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
         model = copy.deepcopy(model)
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
-    for name, m in model.named_modules():
-        if isinstance(m, _NO_DYNAMIC_KERNEL) and getattr(m, "qconfig", None) is not None \
-                and type(m) not in mapping:
-            raise NotImplementedError(f"glasstorch: dynamic quantization of {type(m).__name__} "
-                                      f"('{name}') is not supported yet (Linear, LSTM and GRU are)")
     convert(model, mapping, inplace=True)
     return model
 

@@ -1,4 +1,4 @@
-"""Dynamically quantized LSTM and GRU (``torch.ao.nn.quantized.dynamic.LSTM/GRU``): qint8
+"""Dynamically quantized LSTM/GRU layers and cells (``torch.ao.nn.quantized.dynamic``): qint8
 weights, each gate GEMM a dynamic int8 linear (``_kernels.linear_dynamic``), the cell
 arithmetic in float32 as torch's ``quantized_lstm``/``quantized_gru`` run it on the CPU.
 
@@ -14,7 +14,7 @@ from glasstorch import nn
 from ... import _kernels
 from ...modules.utils import _quantize_weight
 
-__all__ = ["LSTM", "GRU"]
+__all__ = ["LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell"]
 
 
 class _RNNBase(nn.Module):
@@ -166,6 +166,24 @@ class _RNNBase(nn.Module):
         return out, (finals if n_state == 2 else finals[0])
 
 
+def _lstm_step(gates_x, gates_h, state):
+    _, c = state
+    i, f, g, o = (gates_x + gates_h).chunk(4, 1)
+    i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+    c = f * c + i * g
+    return o * torch.tanh(c), c
+
+
+def _gru_step(gates_x, gates_h, state):
+    (h,) = state
+    xr, xz, xn = gates_x.chunk(3, 1)
+    hr, hz, hn = gates_h.chunk(3, 1)
+    r = torch.sigmoid(xr + hr)
+    z = torch.sigmoid(xz + hz)
+    n = torch.tanh(xn + r * hn)
+    return ((h - n) * z + n,)
+
+
 class LSTM(_RNNBase):
     """An LSTM whose matrix products are dynamically quantized (float in, float out)."""
 
@@ -173,11 +191,7 @@ class LSTM(_RNNBase):
     _MODE = "LSTM"
 
     def _cell(self, gates_x, gates_h, state):
-        _, c = state
-        i, f, g, o = (gates_x + gates_h).chunk(4, 1)
-        i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
-        c = f * c + i * g
-        return o * torch.tanh(c), c
+        return _lstm_step(gates_x, gates_h, state)
 
 
 class GRU(_RNNBase):
@@ -187,10 +201,129 @@ class GRU(_RNNBase):
     _MODE = "GRU"
 
     def _cell(self, gates_x, gates_h, state):
-        (h,) = state
-        xr, xz, xn = gates_x.chunk(3, 1)
-        hr, hz, hn = gates_h.chunk(3, 1)
-        r = torch.sigmoid(xr + hr)
-        z = torch.sigmoid(xz + hz)
-        n = torch.tanh(xn + r * hn)
-        return ((h - n) * z + n,)
+        return _gru_step(gates_x, gates_h, state)
+
+
+class _CellBase(nn.Module):
+    """One recurrent step with dynamically quantized weights: ``forward(input, hx)`` on a
+    (N, H_in) batch."""
+
+    _FLOAT_MODULE = ()
+    _NAME = ""
+    _STATES = 1
+
+    def __init__(self, input_size, hidden_size, bias=True, dtype=torch.qint8):
+        super().__init__()
+        if dtype is not torch.qint8:
+            raise NotImplementedError(f"glasstorch: dynamic {self._NAME} supports qint8 "
+                                      f"weights only (float16 weights are not implemented)")
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_dtype = dtype
+        self._params = (None, None, None, None)  # w_ih, b_ih, w_hh, b_hh
+
+    def _get_name(self):
+        return f"DynamicQuantized{self._NAME}"
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """Quantize float cell ``mod``'s weights with fresh weight observers of its qconfig."""
+        from glasstorch.ao.quantization.qconfig import default_dynamic_qconfig
+        if not mod.bias:
+            raise AssertionError("mod.bias must be True")  # torch quantizes biased cells only
+        qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
+        q = cls(mod.input_size, mod.hidden_size, mod.bias, dtype=qconfig.weight().dtype,
+                **cls._float_kwargs(mod))
+        parts = []
+        for kind in ("ih", "hh"):
+            w = getattr(mod, f"weight_{kind}")
+            obs = qconfig.weight()
+            obs(w)
+            b = getattr(mod, f"bias_{kind}") if mod.bias else None
+            parts += [_quantize_weight(w.float(), obs), None if b is None else b.detach().clone()]
+        q._params = tuple(parts)
+        return q
+
+    @staticmethod
+    def _float_kwargs(mod):
+        return {}
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        # glasstorch's own layout (torch pickles opaque packed-weight objects here)
+        for name, v in zip(("weight_ih", "bias_ih", "weight_hh", "bias_hh"), self._params):
+            if v is not None:
+                destination[prefix + name] = v
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        self._params = tuple(state_dict.pop(prefix + name, None)
+                             for name in ("weight_ih", "bias_ih", "weight_hh", "bias_hh"))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    def forward(self, input, hx=None):
+        """The next hidden state (``(h, c)`` for an LSTM cell) for float ``input`` (N, H_in)."""
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)}, "
+                               f"expected {self.input_size}")
+        if hx is None:
+            zeros = torch.zeros(input.size(0), self.hidden_size)
+            hx = (zeros,) * self._STATES
+        elif self._STATES == 1:
+            hx = (hx,)
+        w_ih, b_ih, w_hh, b_hh = self._params
+        gates_x = _kernels.linear_dynamic(input, w_ih, b_ih, reduce_range=True)
+        gates_h = _kernels.linear_dynamic(hx[0], w_hh, b_hh, reduce_range=True)
+        state = self._step(gates_x, gates_h, hx)
+        return state if self._STATES == 2 else state[0]
+
+
+class LSTMCell(_CellBase):
+    """An LSTM cell whose matrix products are dynamically quantized."""
+
+    _FLOAT_MODULE = (nn.LSTMCell,)
+    _NAME = "LSTMCell"
+    _STATES = 2
+
+    def _step(self, gates_x, gates_h, state):
+        return _lstm_step(gates_x, gates_h, state)
+
+
+class GRUCell(_CellBase):
+    """A GRU cell whose matrix products are dynamically quantized."""
+
+    _FLOAT_MODULE = (nn.GRUCell,)
+    _NAME = "GRUCell"
+
+    def _step(self, gates_x, gates_h, state):
+        return _gru_step(gates_x, gates_h, state)
+
+
+class RNNCell(_CellBase):
+    """An Elman RNN cell (tanh or relu) whose matrix products are dynamically quantized."""
+
+    _FLOAT_MODULE = (nn.RNNCell,)
+    _NAME = "RNNCell"
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh",
+                 dtype=torch.qint8):
+        super().__init__(input_size, hidden_size, bias, dtype)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+
+    @staticmethod
+    def _float_kwargs(mod):
+        return {"nonlinearity": mod.nonlinearity}
+
+    def _step(self, gates_x, gates_h, state):
+        act = torch.tanh if self.nonlinearity == "tanh" else torch.relu
+        return (act(gates_x + gates_h),)
