@@ -80,14 +80,15 @@ def _fuse(gm):
             nxt = _sole_user(nxt)
         if nxt is not None and _is_relu(nxt, modules):
             chain.append(nxt)
-            mods.append(modules[nxt.target] if nxt.op == "call_module" else nn.ReLU())
+            mods.append(modules[nxt.target] if nxt.op == "call_module"
+                        else nn.ReLU().train(mods[0].training))
         if len(chain) == 1:
             continue
         try:
             fuser = get_fuser_method(tuple(type(m) for m in mods))
         except AssertionError:
             continue
-        fused = fuser(any(m.training for m in mods), *mods)
+        fused = fuser(mods[0].training, *mods)
         _set_submodule(gm, node.target, fused)
         modules[node.target] = fused
         chain[-1].replace_all_uses_with(node)
