@@ -1,6 +1,8 @@
 """Run the benchmark workloads in glasstorch and (when importable) torch, interleaved.
 
-    python -m benchmarks [--workloads overhead models] [--threads 1] [--repeat 7]
+    python -m benchmarks [--workloads overhead models] [--cases lstm conv] [--threads 1]
+                         [--compile]
+                         [--repeat 7]
                          [--json out.json] [--png out.png] [--memory] [--smoke]
 
 Each case is timed in rounds that alternate between the two libraries; warm-up
@@ -23,9 +25,10 @@ import subprocess
 import sys
 import time
 
-from . import models, overhead
+from . import func, models, overhead, rng
 
-WORKLOADS = {"overhead": overhead.cases, "models": models.cases}
+WORKLOADS = {"overhead": overhead.cases, "models": models.cases, "func": func.cases,
+             "rng": rng.cases}
 MEMORY_CASES = ("mlp", "cnn", "transformer")
 
 
@@ -60,7 +63,7 @@ def _time_round(fn, inner):
     return (time.perf_counter() - t0) / inner, (time.process_time() - c0) / inner
 
 
-def run_timings(libs, workloads, repeat, smoke):
+def run_timings(libs, workloads, repeat, smoke, only=None):
     rows = []
     header = f"{'case':46s} {'glasstorch µs':>13s} {'best':>10s} {'torch µs':>10s} " \
              f"{'best':>10s} {'ratio':>6s} {'cpu ratio':>9s}"
@@ -68,6 +71,8 @@ def run_timings(libs, workloads, repeat, smoke):
     print("-" * len(header))
     for workload in workloads:
         for name, make, inner in WORKLOADS[workload]():
+            if only and not any(o in name for o in only):
+                continue
             fns = {}
             for lib_name, lib in libs.items():
                 try:
@@ -168,6 +173,8 @@ def _png(rows, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description="glasstorch vs torch benchmarks")
     parser.add_argument("--workloads", nargs="*", default=list(WORKLOADS))
+    parser.add_argument("--cases", nargs="*", default=None,
+                        help="only the cases whose name contains one of these strings")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", default=None, help="write results to this JSON file")
@@ -175,6 +182,9 @@ def main(argv=None):
     parser.add_argument("--memory", action="store_true", help="also measure peak RSS")
     parser.add_argument("--smoke", action="store_true", help="one step per case (CI)")
     parser.add_argument("--no-torch", action="store_true", help="glasstorch only")
+    parser.add_argument("--compile", action="store_true",
+                        help="torch.compile workloads: glasstorch compiled vs torch eager and "
+                             "torch.compile (benchmarks/compile.py)")
     parser.add_argument("--_memory-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args._memory_child:
@@ -188,7 +198,11 @@ def main(argv=None):
             "threads": args.threads, "blas": _blas_info(args.threads),
             "env": {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS_")}}
     print("  ".join(f"{k}={v}" for k, v in meta.items()))
-    rows = run_timings(libs, args.workloads, args.repeat, args.smoke)
+    if args.compile:
+        from . import compile as compile_bench
+        rows = compile_bench.run(libs, args.repeat, args.smoke, args.cases)
+    else:
+        rows = run_timings(libs, args.workloads, args.repeat, args.smoke, args.cases)
     memory = run_memory(args.threads, "torch" in libs) if args.memory else []
     if args.json:
         with open(args.json, "w") as f:

@@ -1,11 +1,14 @@
 """DDP step time and scaling on this machine: ``python -m benchmarks.distributed
-[--ranks 1 2 4] [--steps 10] [--workloads mlp cnn]``.
+[--ranks 1 2 4] [--steps 10] [--workloads mlp cnn] [--strategies ddp zero fsdp]``.
 
 Weak scaling: every rank trains on the same per-rank batch, so ideal scaling keeps the step
 time constant and the efficiency (1-rank step time / N-rank step time) at 1. Also reported:
 the gradient bytes each rank all-reduces per step, and the overlap of communication with
 backward: ``(local backward + one all-reduce of all gradients - DDP backward) / all-reduce``,
-1 when the reduction hides entirely behind backward, 0 when it runs after it. Rank counts above
+1 when the reduction hides entirely behind backward, 0 when it runs after it. ``zero`` (DDP with
+ZeroRedundancyOptimizer) and ``fsdp`` (FullyShardedDataParallel, FULL_SHARD) report their step
+time and how many elements of the sharded state each rank keeps (``shard_numel``: parameters
+for FSDP, parameters whose optimizer state it holds for ZeRO). Rank counts above
 the number of CPU cores are marked as oversubscribed (they measure contention, not scaling).
 Needs mpi4py and mpich (``pip install -e '.[distributed]'``) for more than one rank.
 """
@@ -37,14 +40,35 @@ def _batch(L, workload):
     return x, L.randint(0, 10, (x.shape[0],))
 
 
-def _worker(workload, steps):
-    """One rank: time DDP steps, local backward and a flat all-reduce; rank 0 prints JSON."""
+def _wrapped(L, workload, strategy):
+    """The model wrapped for ``strategy`` and its optimizer (SGD, Adam for ZeRO whose point
+    is the optimizer state); how many elements this rank keeps of what is sharded (the
+    parameters for FSDP, the optimizer state's parameters for ZeRO)."""
+    model = _model(L, workload)
+    total = sum(p.numel() for p in model.parameters())
+    if strategy == "fsdp":
+        from glasstorch.distributed.fsdp import FullyShardedDataParallel
+        wrapped = FullyShardedDataParallel(model)
+        return wrapped, L.optim.SGD(wrapped.parameters(), lr=0.01), wrapped._flat_param.numel()
+    wrapped = L.nn.parallel.DistributedDataParallel(model)
+    if strategy == "zero":
+        from glasstorch.distributed.optim import ZeroRedundancyOptimizer
+        opt = ZeroRedundancyOptimizer(wrapped.parameters(), L.optim.Adam, lr=0.01)
+        return wrapped, opt, sum(p.numel() for g in opt._partition_parameters()[opt.rank]
+                                 for p in g["params"])
+    return wrapped, L.optim.SGD(wrapped.parameters(), lr=0.01), total
+
+
+def _worker(task, steps):
+    """One rank: time training steps (for DDP also local backward and a flat all-reduce);
+    rank 0 prints JSON."""
     import glasstorch as L
+    workload, _, strategy = task.partition(":")
+    strategy = strategy or "ddp"
     dist = L.distributed
     dist.init_process_group("gloo")
     L.manual_seed(0)
-    ddp = L.nn.parallel.DistributedDataParallel(_model(L, workload))
-    opt = L.optim.SGD(ddp.parameters(), lr=0.01)
+    ddp, opt, shard_numel = _wrapped(L, workload, strategy)
     x, y = _batch(L, workload)
     loss_fn = L.nn.functional.cross_entropy
 
@@ -61,6 +85,14 @@ def _worker(workload, steps):
         opt.zero_grad()
         loss_fn(ddp(x), y).backward()
         opt.step()
+    t_step = timed(step)
+    if strategy != "ddp":
+        if dist.get_rank() == 0:
+            print("BENCH " + json.dumps({
+                "workload": workload, "strategy": strategy, "ranks": dist.get_world_size(),
+                "step_ms": t_step * 1e3, "shard_numel": shard_numel}), flush=True)
+        dist.destroy_process_group()
+        return
 
     def local_backward():
         with ddp.no_sync():
@@ -69,7 +101,6 @@ def _worker(workload, steps):
     def synced_backward():
         loss_fn(ddp(x), y).backward()
     flat = L.cat([p.detach().reshape(-1) for p in ddp.parameters()])
-    t_step = timed(step)
     t_local = timed(local_backward)
     t_ddp = timed(synced_backward)
     t_comm = timed(lambda: dist.all_reduce(flat))
@@ -78,7 +109,7 @@ def _worker(workload, steps):
         overlap = None if n == 1 or t_comm <= 0 else \
             max(0.0, min(1.0, (t_local + t_comm - t_ddp) / t_comm))
         print("BENCH " + json.dumps({
-            "workload": workload, "ranks": n, "step_ms": t_step * 1e3,
+            "workload": workload, "strategy": "ddp", "ranks": n, "step_ms": t_step * 1e3,
             "grad_bytes": flat.numel() * flat.element_size(), "allreduce_ms": t_comm * 1e3,
             "overlap": overlap, "buckets": len(ddp._buckets)}), flush=True)
     dist.destroy_process_group()
@@ -90,10 +121,10 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _run(ranks, workload, steps):
+def _run(ranks, workload, steps, strategy="ddp"):
     cmd = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc_per_node", str(ranks),
            "--master_port", str(_free_port()), "-m", "benchmarks.distributed", "--worker",
-           workload, "--steps", str(steps)]
+           f"{workload}:{strategy}", "--steps", str(steps)]
     # one BLAS thread per rank at every rank count, so that 1 rank is a fair baseline
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env,
@@ -104,12 +135,26 @@ def _run(ranks, workload, steps):
     raise RuntimeError(f"{ranks} ranks of {workload} failed:\n{out.stderr[-3000:]}")
 
 
+def _line(r):
+    eff = "-" if r["efficiency"] is None else f"{r['efficiency']:.2f}"
+    head = (f"{r['workload']:4s} {r['strategy']:4s} ranks={r['ranks']}"
+            f"{' (oversubscribed)' if r['oversubscribed'] else ''}  step {r['step_ms']:8.2f} ms"
+            f"  efficiency {eff}")
+    if r["strategy"] != "ddp":
+        return f"{head}  sharded elements kept per rank {r['shard_numel']}"
+    ov = "-" if r["overlap"] is None else f"{r['overlap']:.2f}"
+    return (f"{head}  all-reduce {r['grad_bytes'] / 1e6:.2f} MB in {r['allreduce_ms']:.2f} ms"
+            f"  overlap {ov}  buckets {r['buckets']}")
+
+
 def main(argv=None):
     """Run the benchmark (or, with ``--worker``, one rank of it)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--workloads", nargs="+", default=["mlp", "cnn"])
+    p.add_argument("--strategies", nargs="+", default=["ddp"],
+                   choices=["ddp", "zero", "fsdp"])
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args(argv)
@@ -118,19 +163,15 @@ def main(argv=None):
     cores = os.cpu_count() or 1
     rows = []
     for workload in args.workloads:
-        base = None
-        for ranks in args.ranks:
-            r = _run(ranks, workload, args.steps)
-            base = r["step_ms"] if ranks == 1 else base
-            r["efficiency"] = None if base is None else base / r["step_ms"]
-            r["oversubscribed"] = ranks > cores
-            rows.append(r)
-            eff = "-" if r["efficiency"] is None else f"{r['efficiency']:.2f}"
-            ov = "-" if r["overlap"] is None else f"{r['overlap']:.2f}"
-            print(f"{workload:4s} ranks={ranks}{' (oversubscribed)' if r['oversubscribed'] else ''}"
-                  f"  step {r['step_ms']:8.2f} ms  efficiency {eff}  "
-                  f"all-reduce {r['grad_bytes'] / 1e6:.2f} MB in {r['allreduce_ms']:.2f} ms  "
-                  f"overlap {ov}  buckets {r['buckets']}", flush=True)
+        for strategy in args.strategies:
+            base = None
+            for ranks in args.ranks:
+                r = _run(ranks, workload, args.steps, strategy)
+                base = r["step_ms"] if ranks == 1 else base
+                r["efficiency"] = None if base is None else base / r["step_ms"]
+                r["oversubscribed"] = ranks > cores
+                rows.append(r)
+                print(_line(r), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cores": cores, "results": rows}, f, indent=1)

@@ -62,6 +62,28 @@ def lstm(lib):
         model(tokens).reshape(-1, 10000), target))
 
 
+def small_lstm(lib):
+    """A small LSTM classifier: per-node Python cost dominates, not the GEMMs."""
+    nn = lib.nn
+    rng = _seeded(lib)
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(8, 32)
+            self.head = nn.Linear(32, 4)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return self.head(out[-1])
+
+    model = Tagger()
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    x = _from(lib, rng.standard_normal((20, 16, 8)).astype("float32"))
+    target = _from(lib, rng.integers(0, 4, 16))
+    return _trainer(lib, model, opt, lambda: nn.functional.cross_entropy(model(x), target))
+
+
 def transformer(lib):
     nn = lib.nn
     rng = _seeded(lib)
@@ -132,6 +154,7 @@ def cases():
     return [("mlp 784-512-512-10, SGD momentum, batch 128", mlp, 5),
             ("cnn 2 conv + 2 fc, Adam, batch 64", cnn, 2),
             ("lstm LM 10k vocab, seq 35 x batch 20, SGD", lstm, 1),
+            ("small lstm h32, seq 20 x batch 16, SGD", small_lstm, 20),
             ("transformer 2 layers d128, AdamW, 16x64", transformer, 1),
             ("elementwise gelu chain, 1M float32", elementwise, 2),
             ("conv 64->64 3x3 on 32x64x32x32 fwd+bwd", conv, 1),

@@ -12,6 +12,7 @@ import warnings as _warnings
 # (user code calling NumPy directly keeps its warnings). Costs nothing per op.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"glasstorch(\.|$)")
 
+from . import _runtime  # noqa: E402  (first: its BLAS thread policy must precede NumPy's load)
 from ._core.dtype import (  # noqa: F401
     bfloat16, bool_ as bool, can_cast, complex64, complex128, dtype, finfo, float16, float32,
     float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
@@ -62,11 +63,12 @@ from . import (  # noqa: E402
 )
 from ._sparse_tensor import sparse_csr  # noqa: E402
 from .compiler import compile  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap)
 from . import _C, futures, library  # noqa: E402  (present right after import, as in torch)
 from ._C import Event, Stream  # noqa: E402
 from .library import ops  # noqa: E402  (torch.ops)
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
-from .serialization import load, save  # noqa: E402
+from .serialization import PyTorchFileReader, load, save  # noqa: E402
 from ._compat import install_as_torch  # noqa: E402
 from . import amp  # noqa: E402  (wraps the autocast-policy ops once)
 from .amp import autocast  # noqa: E402
@@ -102,11 +104,12 @@ def _assert(condition, message):
 # Submodules torch imports with the package but that few programs use: imported on first
 # attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.
 _LAZY_SUBMODULES = frozenset({"testing", "multiprocessing", "hub", "fft", "special", "signal",
-                              "fx", "ao", "quantization", "cpu"})
+                              "fx", "ao", "quantization", "cpu", "export", "_inductor"})
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._compat import missing_torch_attribute
+    raise missing_torch_attribute(__name__, name)

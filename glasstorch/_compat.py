@@ -159,6 +159,24 @@ def _patch(module):
     namespace["__getattr__"] = __getattr__
 
 
+_TORCH_NAMES = None
+
+
+def missing_torch_attribute(module_name, name):
+    """The error for ``glasstorch.<name>`` when glasstorch lacks it: NotImplementedInGlasstorch
+    naming the torch symbol if torch 2.13 has that name (``_torch_names.txt``), else the plain
+    AttributeError a misspelt name gets in torch too."""
+    global _TORCH_NAMES
+    if _TORCH_NAMES is None:
+        path = os.path.join(os.path.dirname(__file__), "_torch_names.txt")
+        with open(path) as f:
+            _TORCH_NAMES = frozenset(line.strip() for line in f if not line.startswith("#"))
+    if name in _TORCH_NAMES:
+        return NotImplementedInGlasstorch(f"torch.{name} is not implemented in glasstorch (yet)",
+                                          name=name)
+    return AttributeError(f"module {module_name!r} has no attribute {name!r}")
+
+
 def _tensor_getattr(self, name):
     # only reached when normal lookup failed: name the torch method that is missing
     if name.startswith("__") and name.endswith("__"):

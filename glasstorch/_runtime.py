@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "use_deterministic_algorithms",
@@ -132,3 +133,44 @@ def _tune_malloc():
 
 
 _malloc_tuned = _tune_malloc()
+
+
+# OpenBLAS's idle pool threads spin for 2^28 cycles (~0.1 s) before they sleep. Beside another
+# CPU-bound process that spinning takes the core the one thread still working needs, and every
+# parallel BLAS call then lasts a scheduler time slice: the digits example ran 5-20x slower
+# beside a busy loop on 2 cores. 2^4 cycles (the least OpenBLAS accepts) makes idle threads
+# sleep at once, as GOMP does when cores are oversubscribed. A default only: a value the user
+# set in OPENBLAS_THREAD_TIMEOUT is kept, and so are thread counts (threads are not limited).
+BLAS_THREAD_TIMEOUT = "4"
+
+
+def _quiet_blas_pool():
+    """Set OPENBLAS_THREAD_TIMEOUT unless the user did; returns whether it was set."""
+    if "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        return False
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = BLAS_THREAD_TIMEOUT
+    if "numpy" in sys.modules:
+        _reread_openblas_env()
+    return True
+
+
+def _reread_openblas_env():
+    # NumPy loaded OpenBLAS first, which read its environment then: have it read it again
+    # and restart its pool, which picks the timeout up when the next call starts it
+    tpc = _threadpool()
+    if tpc is None:
+        return
+    import ctypes
+    for info in tpc.threadpool_info():
+        if info.get("internal_api") != "openblas" or info.get("threading_layer") != "pthreads":
+            continue
+        try:
+            lib = ctypes.CDLL(info["filepath"])
+            read_env, shutdown = lib.openblas_read_env, lib.blas_thread_shutdown_
+        except (OSError, AttributeError):
+            continue
+        read_env()
+        shutdown()
+
+
+_blas_pool_quieted = _quiet_blas_pool()

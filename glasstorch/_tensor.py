@@ -16,7 +16,8 @@ from . import debug as _debug
 from ._core import dtype as _dt
 from ._core import storage as _storage
 from ._core.backend import xp
-from ._core.device import CPU, as_device, device
+from ._core.device import CPU, META, as_device, device
+from ._core.meta import MetaArray, meta_array
 from ._core.storage import UntypedStorage, data_ptr, flat_bytes, root_array
 
 _ndarray = xp.ndarray
@@ -73,7 +74,7 @@ alloc_hook = [None]
 
 def _wrap(arr, cls=None):
     """Build a fresh (non-view) Tensor around a backend array, skipping __init__."""
-    if type(arr) is not _ndarray:
+    if type(arr) is not _ndarray and type(arr) is not MetaArray:
         arr = _asarray(arr)
     if cls is None:
         t = _new(Tensor)
@@ -128,6 +129,8 @@ def _strided_array(src_arr, shape, strides, offset, dtype=None):
     """A backend view of ``src_arr``'s storage with torch-style element strides and offset
     (counted in elements of ``dtype``, by default ``src_arr``'s)."""
     dtype = src_arr.dtype if dtype is None else dtype
+    if type(src_arr) is MetaArray:
+        return meta_array(shape, dtype, strides, offset)
     flat = flat_bytes(root_array(src_arr))
     item = dtype.itemsize
     return _ndarray(tuple(shape), dtype, buffer=flat, offset=offset * item,
@@ -146,8 +149,9 @@ def _contiguous_strides(shape):
 class Tensor:
     """A multi-dimensional array with autograd metadata, laid out like a torch.Tensor."""
 
+    # _grad_accumulator: a leaf's AccumulateGrad (autograd.graph), set on first use
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_base",
-                 "_version_counter", "__dict__", "__weakref__")
+                 "_version_counter", "_grad_accumulator", "__dict__", "__weakref__")
 
     __array_priority__ = 1000  # make numpy defer to our reflected operators
 
@@ -215,8 +219,8 @@ class Tensor:
 
     @property
     def device(self) -> device:
-        """The tensor's device: always the CPU."""
-        return CPU
+        """The tensor's device: the CPU, or 'meta' for a tensor without data."""
+        return META if type(self._data) is MetaArray else CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -225,13 +229,13 @@ class Tensor:
 
     @property
     def is_cpu(self) -> bool:
-        """Always True."""
-        return True
+        """True unless the tensor is on the meta device."""
+        return type(self._data) is not MetaArray
 
     @property
     def is_meta(self) -> bool:
-        """Always False: there are no meta tensors."""
-        return False
+        """Whether the tensor is on the meta device (shape, dtype and strides, no data)."""
+        return type(self._data) is MetaArray
 
     @property
     def is_xpu(self) -> bool:
@@ -242,6 +246,198 @@ class Tensor:
     def is_mps(self) -> bool:
         """Always False (CPU only)."""
         return False
+
+    # torch's other device backends: a glasstorch tensor is never on one
+    is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_mps
+    is_mkldnn = property(is_mps.fget, doc="False: glasstorch has no MKL-DNN (opaque) layout.")
+    is_nested = property(is_mps.fget, doc="False: no glasstorch tensor is a nested tensor.")
+
+    def is_conj(self) -> bool:
+        """False: glasstorch materialises ``conj()`` instead of setting a lazy conj bit."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: glasstorch materialises negation instead of setting a lazy neg bit."""
+        return False
+
+    @property
+    def name(self):
+        """None: glasstorch tensors are never named."""
+        return None
+
+    def sum_to_size(self, *sizes, size=None):
+        """Sum over the dims broadcasting would have added or stretched, so the result has
+        ``size`` (the reduction a broadcast's gradient needs)."""
+        from ._ops._common import sizes_or_keyword
+        size = tuple(sizes_or_keyword(sizes, size, "sum_to_size"))
+        shape = tuple(self.shape)
+        lead = len(shape) - len(size)
+        if lead < 0 or any(s != 1 and s != d for s, d in zip(size, shape[lead:])):
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                               f"{{{list(shape)}}}.")
+        dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                    if s == 1 and shape[lead + i] != 1]
+        if not dims:
+            return self
+        if not size:
+            return self.sum()
+        out = self.sum(dims, keepdim=True)
+        return out.view(size) if lead else out
+
+    def is_distributed(self) -> bool:
+        """False, as for every torch tensor (a leftover of THD)."""
+        return False
+
+    def const_data_ptr(self) -> int:
+        """The address of the first element (``data_ptr``, promising not to write)."""
+        return self.data_ptr()
+
+    def is_set_to(self, tensor) -> bool:
+        """Whether both tensors look at the same memory: one storage, offset, size, stride."""
+        return (self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+                and self.storage_offset() == tensor.storage_offset()
+                and tuple(self.shape) == tuple(tensor.shape)
+                and self.stride() == tensor.stride())
+
+    @property
+    def volatile(self) -> bool:
+        """False: volatile was removed from torch (use ``torch.no_grad()``)."""
+        warnings.warn("volatile was removed and is always False; use torch.no_grad()",
+                      UserWarning, stacklevel=2)
+        return False
+
+    def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
+                          pin_memory=False, requires_grad=False):
+        """An uninitialised tensor with ``size`` and ``stride``, this tensor's dtype by
+        default."""
+        from ._ops.creation import empty_strided
+        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                             layout=layout, device=device, pin_memory=pin_memory,
+                             requires_grad=requires_grad)
+
+    def resize_as_(self, the_template, *, memory_format=None):
+        """Resize in place to ``the_template``'s shape (see ``resize_``)."""
+        return self.resize_(the_template.shape, memory_format=memory_format)
+
+    def _map_elements(self, fn, others, name):
+        """In place: each element becomes ``fn(element, *others' elements)`` (Python
+        callables per element, CPU only, as torch's apply_/map_/map2_)."""
+        if self._requires_grad:
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                               f"var.detach().{name}() instead.")
+        arrays = [xp.broadcast_to(o._data, self._data.shape) for o in others]
+        out = self._data
+        caster = float if self.dtype.is_floating_point else (
+            complex if self.dtype.is_complex else (bool if self.dtype is _dt.bool_ else int))
+        for idx in xp.ndindex(out.shape):
+            out[idx] = caster(fn(out[idx].item(), *(a[idx].item() for a in arrays)))
+        return self  # torch leaves the version counter alone here too
+
+    def apply_(self, callable):
+        """Replace each element x by ``callable(x)`` in place (slow: a Python call each)."""
+        return self._map_elements(callable, (), "apply_")
+
+    def map_(self, other, callable):
+        """Replace each element x by ``callable(x, y)``, y from ``other`` (broadcast)."""
+        return self._map_elements(callable, (other,), "map_")
+
+    def map2_(self, x, y, callable):
+        """Replace each element a by ``callable(a, b, c)``, b and c from ``x`` and ``y``."""
+        return self._map_elements(callable, (x, y), "map2_")
+
+    def module_load(self, other, assign=False):
+        """What ``load_state_dict`` loads into this parameter or buffer: ``other`` itself
+        (detached) when ``assign``, else this tensor after copying ``other`` into it."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """Write ``fill_value`` on the main diagonal in place (all dims of equal length, or
+        a matrix); ``wrap``: a tall matrix's diagonal restarts every ``ncols + 1`` rows."""
+        if self.dim() < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if self.dim() > 2 and len(set(self.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        if self.dim() > 2:
+            n = self.shape[0]
+            diag = self.as_strided((n,), (sum(self.stride()),), self.storage_offset())
+            diag.fill_(fill_value)
+            return self
+        rows, cols = self.shape
+        starts = range(0, rows, cols + 1) if wrap and rows > cols else (0,)
+        for r0 in starts:
+            self[r0:r0 + cols].diagonal().fill_(fill_value)
+        return self
+
+    def nonzero_static(self, *, size, fill_value=-1):
+        """``nonzero()`` with a fixed number of rows: cut to ``size``, or padded with
+        ``fill_value`` (a shape that does not depend on the values)."""
+        idx = xp.argwhere(self._data)[:size]
+        out = xp.full((size, self._data.ndim), fill_value, dtype=xp.int64)
+        out[:len(idx)] = idx
+        return _wrap(out)
+
+    def _removed(self, name, instead):
+        raise RuntimeError(f"Tensor.{name} was deprecated in torch 1.9 and is now removed; "
+                           f"use {instead} instead.")
+
+    def eig(self, eigenvectors=False):
+        """Removed from torch (1.9): raises, pointing to ``torch.linalg.eig``."""
+        self._removed("eig", "torch.linalg.eig / torch.linalg.eigvals (complex results)")
+
+    def symeig(self, eigenvectors=False):
+        """Removed from torch (1.9): raises, pointing to ``torch.linalg.eigh``."""
+        self._removed("symeig", "torch.linalg.eigh / torch.linalg.eigvalsh (lower triangle "
+                                "by default)")
+
+    def lstsq(self, other):
+        """Removed from torch (1.9): raises, pointing to ``torch.linalg.lstsq``."""
+        self._removed("lstsq", "torch.linalg.lstsq(A, B) (arguments reversed)")
+
+    def solve(self, other):
+        """Removed from torch (1.9): raises, pointing to ``torch.linalg.solve``."""
+        self._removed("solve", "torch.linalg.solve(A, B) (arguments reversed)")
+
+    def reinforce(self, reward):
+        """Removed from torch: raises, pointing to torch.distributions' score function."""
+        raise RuntimeError("reinforce() was removed; sample from a torch.distributions "
+                           "distribution and backpropagate -log_prob(action) * reward")
+
+    def xpu(self, device=None, non_blocking=False, *, memory_format=None):
+        """Fails as on a CPU-only torch build: there is no XPU."""
+        raise AssertionError("Torch not compiled with XPU enabled")
+
+    def mtia(self, device=None, non_blocking=False, *, memory_format=None):
+        """Fails as on a CPU-only torch build: there is no MTIA."""
+        raise AssertionError("Torch not compiled with MTIA enabled")
+
+    def ipu(self, device=None, non_blocking=False, *, memory_format=None):
+        """Fails as on a CPU-only torch build: there is no IPU."""
+        raise RuntimeError("PyTorch is not linked with support for ipu devices")
+
+    def dim_order(self, *, ambiguity_check=False):
+        """The dims from outermost to innermost in memory (by decreasing stride; ties keep
+        the dims' order), as torch orders them.
+
+        ``ambiguity_check``: True raises when the order is not unique (a size-1 dim, or two
+        neighbouring dims with equal strides); a list of memory formats raises in that case
+        unless the tensor is contiguous in exactly one of them.
+        """
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        if not isinstance(ambiguity_check, (bool, list)) or not all(
+                isinstance(f, memory_format) for f in formats):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                            "formats.")
+        strides = self.stride()
+        if ambiguity_check is not False:
+            ambiguous = (any(a == b for a, b in zip(strides, strides[1:]))
+                         or any(n == 1 for n in self.shape))
+            matches = sum(bool(self.is_contiguous(memory_format=f)) for f in formats)
+            if ambiguous and matches != 1:
+                raise RuntimeError("The tensor does not have unique dim order, or cannot map "
+                                   "to exact one of the given memory formats.")
+        return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
 
     @property
     def is_sparse(self) -> bool:
@@ -259,7 +455,7 @@ class Tensor:
         return strided
 
     def get_device(self) -> int:
-        """-1, torch's answer for a CPU tensor."""
+        """-1, torch's answer for a CPU (or meta) tensor."""
         return -1
 
     def is_floating_point(self) -> bool:
@@ -279,7 +475,9 @@ class Tensor:
         """The strides in elements (not bytes, unlike NumPy), or the stride of dimension ``dim``."""
         a = self._data
         item = a.itemsize
-        if a.size == 0 and not any(a.strides):
+        if type(a) is MetaArray:
+            strides = a.element_strides()
+        elif a.size == 0 and not any(a.strides):
             strides = _contiguous_strides(a.shape)  # numpy gives fresh empty arrays 0 strides
         else:
             strides = tuple(s // item for s in a.strides)
@@ -293,10 +491,15 @@ class Tensor:
 
     def storage_offset(self) -> int:
         """Where the tensor starts in its storage, in elements."""
+        if type(self._data) is MetaArray:
+            layout = self._data.layout
+            return 0 if layout is None else layout[1]
         return (data_ptr(self._data) - data_ptr(root_array(self._data))) // self._data.itemsize
 
     def data_ptr(self) -> int:
-        """The address of the tensor's first element."""
+        """The address of the tensor's first element (0 for a meta tensor, as torch's)."""
+        if type(self._data) is MetaArray:
+            return 0
         return data_ptr(self._data)
 
     def is_contiguous(self, *, memory_format=None) -> bool:
@@ -526,6 +729,8 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                f"to Scalar")
+        if type(self._data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.reshape(()).item() if self.dtype is not _dt.bfloat16 else \
             float(self._data.reshape(()))
 
@@ -544,6 +749,9 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if type(self._data) is MetaArray:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -572,6 +780,8 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                                if self._data.size else
                                "Boolean value of Tensor with no values is ambiguous")
+        if type(self._data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return bool(self._data.reshape(()))
 
     def __float__(self):
@@ -646,7 +856,9 @@ class Tensor:
     # ------------------------------------------------------------------ device/dtype moves
     def cpu(self, *, memory_format=None):
         """The tensor itself: it is already on the CPU (a copy only where ``memory_format``
-        asks for another layout)."""
+        asks for another layout). A meta tensor has no data to copy (NotImplementedError)."""
+        if type(self._data) is MetaArray:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if memory_format is None or memory_format is preserve_format:
             return self
         return self.to(memory_format=memory_format)

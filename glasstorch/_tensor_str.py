@@ -225,8 +225,7 @@ def _nd_str(arr, indent, summarize, fmt, opts):
 
 
 # half precision and float8 are printed through float32 (exact), like torch does
-_VIA_FLOAT32 = frozenset(d.np for d in (_dt.float16, _dt.bfloat16) + _dt.float8_dtypes)
-_E8M0 = _dt.float8_e8m0fnu.np
+_VIA_FLOAT32 = _dt._ByNp({d: True for d in (_dt.float16, _dt.bfloat16) + _dt.float8_dtypes})
 
 
 def _body_str(arr, indent):
@@ -235,9 +234,9 @@ def _body_str(arr, indent):
     if summarize and not opts.edgeitems and arr.ndim:
         return "[...]"
     sample = _summarized(arr, opts.edgeitems) if summarize else arr
-    if arr.dtype in _VIA_FLOAT32:
+    if _VIA_FLOAT32.get(arr.dtype):
         arr = arr.astype(xp.float32)
-    if sample.dtype == _E8M0:
+    if _dt._by_np.get(sample.dtype) is _dt.float8_e8m0fnu:
         # torch picks the style comparing in float8_e8m0fnu itself, where 0 rounds to 2**-127
         # (so 2**-127 counts as zero) and isfinite is True even for NaN
         fmt = _FloatFormatter(sample.astype(xp.float32), chosen=sample.view(xp.uint8) != 0)
@@ -273,7 +272,12 @@ def tensor_repr(t):
     prefix = "tensor(" if cls is Tensor or cls is Parameter else cls.__name__ + "("
     indent = len(prefix)
     suffixes = []
-    if arr.size == 0:
+    if t.is_meta:  # no values to print: the device, the size, any dtype but the default
+        suffixes += ["device='meta'", f"size={tuple(arr.shape)}"]
+        if dtype is not default:
+            suffixes.append(f"dtype={dtype}")
+        body = "..."
+    elif arr.size == 0:
         # numpy prints the shape of empty tensors unless it is (0,)
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")

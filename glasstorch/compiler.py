@@ -1,7 +1,7 @@
-"""glasstorch.compiler: glasstorch has no compiler yet, so ``compile`` returns what it is given
-and everything runs eagerly. The markers and probes torch's users call behave as they do for
-eager code in torch: ``is_compiling()`` is False, decorators return the function (or a wrapper
-that runs it), and the settings they change are kept for a compiler to read."""
+"""glasstorch.compiler: ``torch.compile`` and the probes and markers around it. ``compile``
+captures a function or module into fx graphs (``_dynamo.convert_frame``: bytecode check,
+guards, graph breaks) and hands each graph to a backend (``"inductor"`` by default: fused
+generated kernels, see ``glasstorch._inductor``)."""
 
 from __future__ import annotations
 
@@ -26,18 +26,21 @@ __all__ = ["compile", "allow_in_graph", "assume_constant_result", "cudagraph_mar
 
 
 def is_compiling() -> bool:
-    """False: glasstorch never compiles."""
-    return False
+    """True while ``torch.compile`` or ``torch.export`` captures the calling code."""
+    from ._dynamo.convert_frame import compiling
+    return compiling()
 
 
 def is_dynamo_compiling() -> bool:
-    """False: glasstorch never compiles."""
-    return False
+    """True while the graph capturer traces the calling code."""
+    from ._dynamo.convert_frame import compiling
+    return compiling()
 
 
 def is_exporting() -> bool:
-    """False: nothing is being exported (glasstorch has no ``torch.export`` capturer yet)."""
-    return False
+    """True while ``torch.export.export`` captures the calling code."""
+    from .export import _exporting
+    return _exporting[0] > 0
 
 
 def disable(fn=None, recursive=True, *, reason=None):
@@ -47,7 +50,9 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 
 def reset() -> None:
-    """Clear the compilation caches: glasstorch compiles nothing, so there are none."""
+    """Clear every compiled function's cache of graphs (they recompile on their next call)."""
+    from ._dynamo import reset as _reset
+    _reset()
 
 
 def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
@@ -118,9 +123,9 @@ def wrap_numpy(fn):
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False):
-    """``torch.compile``: glasstorch has no compiler yet, so what it returns runs eagerly with
-    identical results: a module comes back as an ``OptimizedModule`` holding it as
-    ``_orig_mod`` (as in torch), a function as a wrapper of it. Usable as a decorator."""
+    """``torch.compile``: a module comes back as an ``OptimizedModule`` holding it as
+    ``_orig_mod`` (as in torch), a function as a wrapper of it; calls are captured into
+    graphs, guarded, and run through ``backend``. Usable as a decorator."""
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
@@ -134,4 +139,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if disable:
         return model
     from ._dynamo.eval_frame import OptimizeContext
-    return OptimizeContext(backend, fullgraph, dynamic)(model)
+    if mode not in (None, "default", "reduce-overhead", "max-autotune",
+                    "max-autotune-no-cudagraphs"):
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, "
+                           f"reduce-overhead, max-autotune, max-autotune-no-cudagraphs")
+    return OptimizeContext(backend, fullgraph, dynamic, mode)(model)

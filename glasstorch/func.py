@@ -1,15 +1,29 @@
-"""glasstorch.func: the functional module API of torch.func.
+"""glasstorch.func: torch.func's function transforms and functional module API.
 
-Only the parts that need no function transforms are provided: ``functional_call``
-and ``stack_module_state``. ``grad``/``vjp``/``jacrev``/``vmap`` are not
-implemented (torch's nesting-level semantics would be needed to do them right).
+The transforms live in ``glasstorch._functorch``: grad/vjp/jacrev run reverse mode,
+jvp/linearize/jacfwd the double-vjp trick, and vmap is a per-sample loop (no batching
+rules yet, so it is no faster than the loop it replaces). ``functional_call`` and
+``stack_module_state`` are here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["functional_call", "stack_module_state"]
+from ._functorch.eager_transforms import (
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    vjp,
+)
+from ._functorch.vmap import vmap
+
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jacrev",
+           "jvp", "linearize", "jacfwd", "hessian", "vmap"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,

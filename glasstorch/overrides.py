@@ -21,6 +21,7 @@ import inspect
 import threading
 import warnings
 
+from ._core import meta as _meta
 from ._tensor import Tensor
 
 __all__ = [
@@ -50,13 +51,23 @@ _tls = _ThreadState()
 _active = False
 _modes_pushed = 0      # modes on the stacks of all threads
 _overriders_met = False  # an object whose type overrides __torch_function__ has been seen
+_meta_met = False  # a meta tensor has been made: ops check for meta arguments
 _lock = threading.Lock()
 _NO_DISPATCH = object()
 
 
 def _refresh():
     global _active
-    _active = _modes_pushed > 0 or _overriders_met
+    _active = _modes_pushed > 0 or _overriders_met or _meta_met
+
+
+def _note_meta():
+    global _meta_met
+    _meta_met = True
+    _refresh()
+
+
+_meta.on_first_use.append(_note_meta)
 
 
 # ---------------------------------------------------------------- disabling
@@ -258,10 +269,11 @@ class _Spec:
     """What a dispatch point knows about itself: the public function handlers receive, the
     name errors show, and which of torch's two dispatch flavours it follows."""
 
-    __slots__ = ("public", "name", "python_level", "plain_types", "binop")
+    __slots__ = ("public", "name", "python_level", "plain_types", "binop", "impl")
 
     def __init__(self, name, python_level=False, binop=False, plain_types=None):
         self.public = None
+        self.impl = None  # the definition, run here for calls with meta arguments
         self.name = name
         self.python_level = python_level  # a Python function in torch: handle_torch_function
         # whether handlers' ``types`` include plain tensors (Python functions and property
@@ -273,6 +285,47 @@ class _Spec:
 def _dispatch(spec, args, kwargs):
     """Slow path of a dispatch point: the handlers' result, or ``_NO_DISPATCH`` when nothing
     takes the call."""
+    if _meta_met:
+        if spec.impl is not None and _has_meta(args, kwargs):
+            return _on_meta(spec, args, kwargs)
+        if not _modes_pushed and not _overriders_met:
+            return _NO_DISPATCH
+    return _dispatch_handlers(spec, args, kwargs)
+
+
+def _has_meta(args, kwargs):
+    for group in (args, kwargs.values()) if kwargs else (args,):
+        for a in group:
+            if type(a) is Tensor or isinstance(a, Tensor):
+                if type(a._data) is _meta.MetaArray:
+                    return True
+            elif type(a) is list or type(a) is tuple:
+                for e in a:
+                    if isinstance(e, Tensor) and type(e._data) is _meta.MetaArray:
+                        return True
+    return False
+
+
+def _on_meta(spec, args, kwargs):
+    """A call with a meta tensor among its arguments: its new tensor results are meta too.
+    Operators compute on the placeholders' single element where NumPy lets a placeholder
+    through as a plain array; such a result is replaced by a placeholder of its shape."""
+    r = _dispatch_handlers(spec, args, kwargs)
+    if r is _NO_DISPATCH:
+        r = spec.impl(*args, **kwargs)
+    device = kwargs.get("device")
+    if device is not None and str(device) != "meta":  # empty_like(t, device='cpu')
+        return r
+    inputs = {id(a) for a in (*args, *kwargs.values()) if isinstance(a, Tensor)}
+    for t in (r if isinstance(r, (tuple, list)) else (r,)):
+        if isinstance(t, Tensor) and type(t._data) is not _meta.MetaArray and \
+                id(t) not in inputs:
+            t._data = _meta.meta_array(t._data.shape, t._data.dtype)
+            t._base = None
+    return r
+
+
+def _dispatch_handlers(spec, args, kwargs):
     if not _modes_pushed and _passive_only(args) and (
             not kwargs or _passive_only(kwargs.values())):
         return _NO_DISPATCH  # the common case once a subclass exists somewhere: plain calls
@@ -346,6 +399,8 @@ def _make_function(impl, spec, name, qualname, module):
     """The dispatch point of a function or method: ``impl`` runs unless something takes the
     call. An op that fails on an object overriding ``__torch_function__`` (met for the first
     time) is dispatched instead."""
+    spec.impl = impl
+
     def op(*args, **kwargs):
         if _active:
             r = _dispatch(spec, args, kwargs)
@@ -391,6 +446,7 @@ def _make_operator(impl, spec, name, arity):
     """The dispatch point of a Python operator: Python calls ``x + y`` with exactly
     ``(self, other)`` (``-x`` with ``(self)``), so the wrapper takes exactly those and skips
     packing them (operators are the hottest calls)."""
+    spec.impl = impl
     if arity == 1:
         def op(self):
             if _active:

@@ -44,7 +44,7 @@ from ._tensor import layout as _layout
 from ._tensor import memory_format as _memory_format
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "safe_globals",
-           "clear_safe_globals", "TypedStorage"]
+           "clear_safe_globals", "TypedStorage", "PyTorchFileReader"]
 
 _ALIGN = 64
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -143,7 +143,7 @@ def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
     buf, stored = _bytes_of(storage)
     if dtype is None:
         dtype = stored
-    elif type(dtype) is not _dt.dtype or stored is not _dt.uint8:
+    elif type(dtype) not in (_dt.dtype, _dt._MlDtype) or stored is not _dt.uint8:
         raise pickle.UnpicklingError(f"tensor record has an invalid dtype {dtype!r} for its "
                                      f"storage")
     _check_ints("size", size)
@@ -494,6 +494,7 @@ class _Pickler(pickle._Pickler):
 
     dispatch[_dt.dtype] = _save_dtype
     dispatch[_dt._QuantizedDtype] = _save_dtype
+    dispatch[_dt._MlDtype] = _save_dtype
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRecord:
@@ -613,7 +614,7 @@ def _archive_name(f):
     return "archive"
 
 
-def _write_zip(fileobj, prefix, data_pkl, records):
+def _write_zip(fileobj, prefix, data_pkl, records, extra_records=(), version=b"3\n"):
     zf = zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
 
     def put(name, data):
@@ -637,7 +638,9 @@ def _write_zip(fileobj, prefix, data_pkl, records):
     put("byteorder", b"little")
     for rec in records:
         put(f"data/{rec.key}", memoryview(rec.bytes))
-    put("version", b"3\n")
+    for name, data in extra_records:  # TorchScript archives: code, constants, extra files
+        put(name, data)
+    put("version", version)
     put(".data/serialization_id", uuid.uuid4().hex.encode() + b"0" * 8)
     zf.close()
 
@@ -979,93 +982,179 @@ def load(f: str | os.PathLike | typing.IO[bytes], map_location=None, pickle_modu
         return _load_legacy(fh, locations, weights_only, pickle_load_args)
 
 
-def _load_zip(fh, f, locations, weights_only, use_mmap, pickle_args):
-    try:
-        zf = zipfile.ZipFile(fh)
-        infos = {i.filename: i for i in zf.infolist()}
-        if len(infos) != len(zf.infolist()):
-            names = [i.filename for i in zf.infolist()]
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise RuntimeError(f"PytorchStreamReader failed: the archive holds {twice} more "
-                               f"than once; readers disagree on which copy counts, so the "
-                               f"checkpoint is refused")
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise RuntimeError(f"PytorchStreamReader failed reading zip archive: {e}. The "
-                           f"checkpoint is truncated or corrupted.") from None
-    pkl = [n for n in infos if n.endswith("/data.pkl") and n.count("/") == 1]
-    if not pkl:
-        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: the zip "
-                           "archive is not a PyTorch checkpoint")
-    prefix = pkl[0][:-len("data.pkl")]
-    for name in infos:  # as torch: one folder holds everything (no ../ or absolute names)
-        if not name.startswith(prefix) or ".." in name.split("/"):
-            raise RuntimeError(f"PytorchStreamReader failed: file in archive is not in a "
-                               f"subdirectory {prefix}: {name}")
-    order = infos.get(prefix + "byteorder")
-    swap = order is not None and zf.read(order).strip() == b"big"
-    try:
-        data_pkl = zf.read(pkl[0])
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
-        raise RuntimeError(f"PytorchStreamReader failed reading data.pkl: {e}. The "
-                           f"checkpoint is corrupted.") from None
-    mapped = None
-    if use_mmap:
-        mapped = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
-    file_size = fh.seek(0, os.SEEK_END)
-    loaded = {}
+class _Archive:
+    """A checkpoint's zip archive opened with torch's checks (readable directory, no name held
+    twice, everything in one folder, no ``../`` or absolute names); records are read with
+    their sizes checked against the directory before any byte is read."""
 
-    def record_bytes(key, nbytes):
-        info = infos.get(f"{prefix}data/{key}")
+    def __init__(self, fh):
+        try:
+            zf = zipfile.ZipFile(fh)
+            infos = {i.filename: i for i in zf.infolist()}
+            if len(infos) != len(zf.infolist()):
+                names = [i.filename for i in zf.infolist()]
+                twice = sorted({n for n in names if names.count(n) > 1})
+                raise RuntimeError(f"PytorchStreamReader failed: the archive holds {twice} "
+                                   f"more than once; readers disagree on which copy counts, "
+                                   f"so the checkpoint is refused")
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+            raise RuntimeError(f"PytorchStreamReader failed reading zip archive: {e}. The "
+                               f"checkpoint is truncated or corrupted.") from None
+        pkl = [n for n in infos if n.endswith("/data.pkl") and n.count("/") == 1]
+        if not pkl:
+            raise RuntimeError("PytorchStreamReader failed locating file data.pkl: the zip "
+                               "archive is not a PyTorch checkpoint")
+        prefix = pkl[0][:-len("data.pkl")]
+        for name in infos:  # as torch: one folder holds everything (no ../ or absolute names)
+            if not name.startswith(prefix) or ".." in name.split("/"):
+                raise RuntimeError(f"PytorchStreamReader failed: file in archive is not in a "
+                                   f"subdirectory {prefix}: {name}")
+        self.fh, self.zf, self.infos, self.prefix = fh, zf, infos, prefix
+        self.file_size = fh.seek(0, os.SEEK_END)
+
+    def names(self):
+        """The record names, relative to the archive's folder."""
+        return [n[len(self.prefix):] for n in self.infos]
+
+    def info(self, name):
+        """The directory entry of record ``name`` (torch's error if there is none)."""
+        info = self.infos.get(self.prefix + name)
         if info is None:
-            raise RuntimeError(f"PytorchStreamReader failed locating file data/{key}: the "
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not "
+                               f"found")
+        return info
+
+    def read(self, name):
+        """The bytes of a small record (data.pkl, byteorder, ...)."""
+        try:
+            return self.zf.read(self.info(name))
+        except (zipfile.BadZipFile, OSError, EOFError) as e:
+            raise RuntimeError(f"PytorchStreamReader failed reading {name}: {e}. The "
+                               f"checkpoint is corrupted.") from None
+
+    def data_offset(self, name):
+        """Where a stored (uncompressed) record's bytes start in the file."""
+        info = self.info(name)
+        self.fh.seek(info.header_offset)
+        head = self.fh.read(30)
+        if len(head) < 30 or head[:4] != b"PK\x03\x04":
+            raise RuntimeError(f"PytorchStreamReader failed reading {name}: bad local header; "
+                               f"the checkpoint is corrupted")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        return info.header_offset + 30 + name_len + extra_len
+
+    def storage_bytes(self, name, nbytes, mapped=None):
+        """Storage record ``name`` as a uint8 array of exactly ``nbytes`` (a view of the
+        memory map ``mapped`` when given and the record is stored uncompressed)."""
+        info = self.infos.get(self.prefix + name)
+        if info is None:
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: the "
                                f"checkpoint is missing a storage record")
         if info.file_size != nbytes:  # from the zip directory, before reading anything
             raise RuntimeError(f"record size ({info.file_size} bytes) does not match expected "
-                               f"size ({nbytes} bytes) of storage data/{key}; the checkpoint "
+                               f"size ({nbytes} bytes) of storage {name}; the checkpoint "
                                f"is corrupted")
         if info.compress_type != zipfile.ZIP_STORED:
             # streamed, and never past the declared size however far the data would inflate
-            with zf.open(info) as member:
+            with self.zf.open(info) as member:
                 data = member.read(nbytes + 1)
             if len(data) != nbytes:
-                raise RuntimeError(f"record data/{key} inflates to a size other than the "
+                raise RuntimeError(f"record {name} inflates to a size other than the "
                                    f"{nbytes} bytes its directory entry declares; the "
                                    f"checkpoint is corrupted")
-            arr = xp.frombuffer(bytearray(data), _U8)
-        else:
-            fh.seek(info.header_offset)
-            head = fh.read(30)
-            if len(head) < 30 or head[:4] != b"PK\x03\x04":
-                raise RuntimeError(f"PytorchStreamReader failed reading data/{key}: bad "
-                                   f"local header; the checkpoint is corrupted")
-            name_len, extra_len = struct.unpack("<HH", head[26:30])
-            off = info.header_offset + 30 + name_len + extra_len
-            if off + info.file_size > file_size:
-                raise RuntimeError(f"PytorchStreamReader failed reading data/{key}: the "
-                                   f"checkpoint is truncated")
-            if mapped is not None:
-                arr = xp.frombuffer(mapped, _U8, count=info.file_size, offset=off) \
-                    if info.file_size else xp.empty(0, _U8)
-            else:
-                arr = xp.empty(info.file_size, _U8)
-                fh.seek(off)
-                if _read_into(fh, arr) != info.file_size:
-                    raise RuntimeError(f"unexpected EOF reading data/{key}; the checkpoint "
-                                       f"is truncated")
+            return xp.frombuffer(bytearray(data), _U8)
+        off = self.data_offset(name)
+        if off + info.file_size > self.file_size:
+            raise RuntimeError(f"PytorchStreamReader failed reading {name}: the "
+                               f"checkpoint is truncated")
+        if mapped is not None:
+            return xp.frombuffer(mapped, _U8, count=info.file_size, offset=off) \
+                if info.file_size else xp.empty(0, _U8)
+        arr = xp.empty(info.file_size, _U8)
+        self.fh.seek(off)
+        if _read_into(self.fh, arr) != info.file_size:
+            raise RuntimeError(f"unexpected EOF reading {name}; the checkpoint is truncated")
         return arr
+
+
+def _load_zip(fh, f, locations, weights_only, use_mmap, pickle_args):
+    archive = _Archive(fh)
+    order = archive.infos.get(archive.prefix + "byteorder")
+    swap = order is not None and archive.read("byteorder").strip() == b"big"
+    data_pkl = archive.read("data.pkl")
+    mapped = None
+    if use_mmap:
+        mapped = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
+    loaded = {}
 
     def storages(pid, _weights_only):
         stype, key, location, numel = _check_pid(pid, 5)
         dtype = stype.dtype
         buf = loaded.get(key)
         if buf is None:
-            buf = record_bytes(key, numel * dtype.itemsize)
+            buf = archive.storage_bytes(f"data/{key}", numel * dtype.itemsize, mapped)
             if swap and dtype.itemsize > 1:
                 buf = _byteswapped(buf, dtype)
             buf = loaded[key] = locations.place(buf, dtype, location)
         return _storage_from(buf, dtype, stype)
 
     return _unpickle(io.BytesIO(data_pkl), storages, weights_only, pickle_args)
+
+
+class PyTorchFileReader:
+    """``torch.PyTorchFileReader``: the records of a checkpoint archive (a path or a binary
+    file), read by name with the same checks ``load`` makes."""
+
+    def __init__(self, file):
+        self._own = _open_path(file)
+        fh = open(file, "rb") if self._own else file
+        self._archive = _Archive(fh)
+
+    def __del__(self):
+        if getattr(self, "_own", False) and hasattr(self, "_archive"):
+            self._archive.fh.close()
+
+    def get_all_records(self):
+        """The names of every record."""
+        return self._archive.names()
+
+    def has_record(self, name):
+        """Whether the archive holds record ``name``."""
+        return self._archive.prefix + name in self._archive.infos
+
+    def get_record(self, name):
+        """The bytes of record ``name``."""
+        return self._archive.read(name)
+
+    def get_record_size(self, name):
+        """The size in bytes of record ``name``."""
+        return self._archive.info(name).file_size
+
+    def get_record_offset(self, name):
+        """Where record ``name``'s bytes start in the file."""
+        return self._archive.data_offset(name)
+
+    def get_record_header_offset(self, name):
+        """Where record ``name``'s local zip header starts in the file."""
+        return self._archive.info(name).header_offset
+
+    def serialization_id(self):
+        """The archive's serialization id ('' when it has none)."""
+        if not self.has_record(".data/serialization_id"):
+            return ""
+        return self.get_record(".data/serialization_id").decode()
+
+    def get_storage_from_record(self, name, numel, dtype):
+        """A tensor over a storage of ``numel`` elements of ``dtype`` read from record
+        ``name`` (torch's error if the record's size differs)."""
+        size = self.get_record_size(name)
+        if size != numel * dtype.itemsize:
+            raise RuntimeError(
+                f"record size ({size} bytes) does not match expected size "
+                f"({numel * dtype.itemsize} bytes = {numel} elements * {dtype.itemsize} "
+                f"bytes/element) for dtype {_dt.scalar_type_name(dtype)}")
+        typed = self._archive.storage_bytes(name, size).view(dtype.np)
+        return _wrap(typed[:0])
 
 
 def _byteswapped(buf, dtype):

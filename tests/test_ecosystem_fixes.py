@@ -281,8 +281,8 @@ def test_device_context_sets_the_factories_default():
             try:
                 with L.device("meta"):
                     out.append(str(L.get_default_device()))
-                    L.zeros(2)
-            except Exception as e:  # noqa: BLE001 - glasstorch has no meta tensors: it raises
+                    out.append(str(L.zeros(2).device))
+            except Exception as e:  # noqa: BLE001 - any failure is compared with torch's
                 out.append(type(e).__name__)
             out.append(str(L.get_default_device()))
         out.append(str(L.zeros(1).device))
@@ -294,9 +294,7 @@ def test_device_context_sets_the_factories_default():
         out.append(str(L.get_default_device()))
         return out
 
-    mine, theirs = run(glasstorch), run(torch)
-    assert mine[:2] == theirs[:2] and mine[3:] == theirs[2:]
-    assert mine[2] == "RuntimeError"   # torch builds a meta tensor; glasstorch has none yet
+    assert run(glasstorch) == run(torch)
 
 
 def test_to_accepts_none_as_no_device():

@@ -23,10 +23,10 @@ def _bits(t):
             t = t.view(torch.int16)
         a = t.contiguous().numpy()
     elif isinstance(t, gt.Tensor):
-        a = np.ascontiguousarray(t.detach().numpy())
+        a = np.ascontiguousarray(t.detach().numpy()).reshape(tuple(t.shape))
     else:
         return t
-    return a.shape, str(a.dtype).replace("bfloat16", "int16"), a.view(np.uint8).tobytes()
+    return a.shape, str(a.dtype).replace("bfloat16", "int16"), a.tobytes()
 
 
 def same_stream(fn, seed=0):
@@ -515,3 +515,138 @@ def test_rrelu_noise_helper_matches_torch(dt):
     got = x.numpy() * _rrelu_noise(x.numpy(), 1 / 8, 1 / 3)
     assert got.tobytes() == ref.tobytes()
     assert gt.rand(3).tolist() == torch.rand(3).tolist()
+
+
+# ------------------------------------------------------------------- rrelu, gamma, dirichlet
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("n", [3, 17, 100])
+def test_rrelu_training_draws_match_torch(dt, n):
+    d = lambda L: getattr(L, dt)                                        # noqa: E731
+    x = lambda L: L.linspace(-1, 1, n).to(d(L))                         # noqa: E731
+    same_stream(lambda L: L.nn.functional.rrelu(x(L), training=True), seed=n)
+    same_stream(lambda L: L.nn.functional.rrelu_(x(L), 0.1, 0.9, training=True))
+    same_stream(lambda L: L.nn.RReLU(0.2, 0.5)(x(L).reshape(-1, 1).t()))
+
+    def grad(L):
+        leaf = x(L).requires_grad_()
+        L.nn.functional.rrelu(leaf, training=True).sum().backward()
+        return leaf.grad
+    same_stream(grad)
+
+
+def test_rrelu_half_training_raises_like_torch():
+    with pytest.raises(NotImplementedError) as te:
+        torch.nn.functional.rrelu(torch.ones(3, dtype=torch.float16), training=True)
+    with pytest.raises(NotImplementedError) as ge:
+        gt.nn.functional.rrelu(gt.ones(3, dtype=gt.float16), training=True)
+    assert str(ge.value) == str(te.value)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 3, 17, 100])
+def test_standard_gamma(dt, n):
+    a = lambda L: L.linspace(0.05, 5, n).to(getattr(L, dt))             # noqa: E731
+    same_stream(lambda L: L._standard_gamma(a(L)), seed=n)
+    same_stream(lambda L: L._standard_gamma(L.linspace(0.05, 5, 2 * n).to(getattr(L, dt))
+                                            .reshape(n, 2).t()))
+
+
+def test_standard_gamma_edge_rates_and_generator():
+    for dt in ("float32", "float64"):
+        same_stream(lambda L: L._standard_gamma(L.tensor(
+            [-1., -2 / 3, 1e-45, float("nan"), float("inf"), 0., 1e-30, 1e30]).to(
+                getattr(L, dt))))
+    same_stream(lambda L: L._standard_gamma(L.ones(5), generator=L.Generator().manual_seed(3)))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("k", [2, 3, 5, 8, 9, 17, 26, 33, 100])
+def test_sample_dirichlet(dt, k):
+    # float64 shows torch's summation order (SIMD lanes and interleaved accumulators)
+    same_stream(lambda L: L._sample_dirichlet(L.linspace(0.05, 3, 3 * k).to(
+        getattr(L, dt)).reshape(3, k)), seed=k)
+
+
+def test_sample_dirichlet_edges():
+    same_stream(lambda L: L._sample_dirichlet(L.tensor([[-1., 1], [1e-3, 1e-3], [0, 0]])))
+    same_stream(lambda L: L._sample_dirichlet(L.tensor(2.)))
+    same_stream(lambda L: L._sample_dirichlet(L.ones(0, 3)))
+
+
+def test_gamma_and_dirichlet_errors_and_grad_fns():
+    for name, kernel in (("_standard_gamma", "gamma_cpu"), ("_sample_dirichlet", "dirichlet")):
+        for dt in ("bfloat16", "float16", "int64"):
+            with pytest.raises(NotImplementedError) as te:
+                getattr(torch, name)(torch.ones(3, dtype=getattr(torch, dt)))
+            with pytest.raises(NotImplementedError) as ge:
+                getattr(gt, name)(gt.ones(3, dtype=getattr(gt, dt)))
+            assert str(ge.value) == str(te.value) and kernel in str(te.value)
+    a = gt.tensor([0.5, 2.], requires_grad=True)
+    r = gt._standard_gamma(a)
+    assert type(r.grad_fn).__name__ == "StandardGammaBackward0"
+    r.sum().backward()
+    assert a.grad is not None and bool((a.grad > 0).all())
+    r = gt._sample_dirichlet(a)
+    assert type(r.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::_sample_dirichlet"):
+        r.sum().backward()
+
+
+def test_torch_sum_order_helper():
+    from glasstorch._core.random import torch_sum_last
+    rng = np.random.default_rng(0)
+    for n in (1, 5, 6, 7, 8, 9, 25, 26, 31, 64, 127, 1000, 5000):
+        x = rng.standard_normal((20, n))
+        assert torch_sum_last(x).tobytes() == torch.from_numpy(x).sum(-1, True).numpy().tobytes()
+
+
+# ----------------------------------------------------------------------------- worker seeding
+
+class _NoisyData:
+    """Items drawn in the worker from the worker's torch, numpy and random seeds."""
+
+    def __init__(self, lib, n=200):
+        self.lib, self.n = lib, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import random
+        L = self.lib
+        info = L.utils.data.get_worker_info()
+        x = L.full((1, 10, 10), i / self.n) + 0.1 * L.randn(1, 10, 10)
+        extra = L.tensor([float(np.random.rand()), random.random(), float(info.seed % 1000)],
+                         dtype=L.float64)
+        return x, i % 5, extra
+
+
+def _train_with_workers(L, steps=24):
+    nn = L.nn
+    L.manual_seed(77)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Dropout2d(0.25), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Dropout(0.4), nn.Linear(64, 5)).double()
+    opt = L.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    dl = L.utils.data.DataLoader(_NoisyData(L), batch_size=8, shuffle=True, num_workers=2)
+    losses, extras = [], []
+    while len(losses) < steps:
+        for xb, yb, extra in dl:
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(xb.double()), yb)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            extras.append(extra.numpy().tolist())
+            if len(losses) == steps:
+                break
+    return losses, extras, L.rand(3).tolist()
+
+
+def test_training_with_worker_processes_follows_torch():
+    # base_seed drawn as torch draws it; each worker seeds torch, random and numpy from it
+    t_losses, t_extras, t_tail = _train_with_workers(torch)
+    g_losses, g_extras, g_tail = _train_with_workers(gt)
+    assert g_extras == t_extras
+    np.testing.assert_allclose(g_losses, t_losses, rtol=1e-12)
+    assert g_tail == t_tail

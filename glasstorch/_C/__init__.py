@@ -214,6 +214,7 @@ _FORWARDED = {
     "ScriptFunction": ("glasstorch.jit", "ScriptFunction"),
     "FunctionSchema": ("glasstorch.library", "FunctionSchema"),
     "parse_schema": ("glasstorch.library", "parse_schema"),
+    "PyTorchFileReader": ("glasstorch.serialization", "PyTorchFileReader"),
     # the torch-function protocol (glasstorch.overrides, when it defines them)
     "_disabled_torch_function_impl": ("glasstorch.overrides", "_disabled_torch_function_impl"),
     "DisableTorchFunctionSubclass": ("glasstorch.overrides", "DisableTorchFunctionSubclass"),

@@ -1,4 +1,4 @@
-"""torch.device: parsing and comparison. Only the CPU runs tensors for now."""
+"""torch.device: parsing and comparison. Tensors live on the CPU, or on 'meta' (no data)."""
 
 from __future__ import annotations
 
@@ -98,6 +98,7 @@ class device:
 
 
 CPU = device("cpu")
+META = device("meta")
 
 
 def _type_name(value):
@@ -109,8 +110,9 @@ default_device = [None]
 _context_stack = []  # the defaults that enclosing ``with device(...)`` blocks replaced
 
 
-def as_device(d) -> device:
-    """Normalise a device argument and refuse devices this build cannot run on."""
+def as_device(d, meta=False) -> device:
+    """Normalise a device argument and refuse devices this build cannot run on; 'meta' is
+    accepted where the caller can build meta tensors (``meta=True``)."""
     if d is None:
         d = default_device[0]
         if d is None:
@@ -121,6 +123,11 @@ def as_device(d) -> device:
         d = device(d)
     if d.type == "cpu":
         return CPU
+    if d.type == "meta":
+        if meta:
+            return META
+        raise NotImplementedError(f"glasstorch: this operation has no meta-device version yet "
+                                  f"(requested device '{d}')")
     if d.type == "cuda":
         raise AssertionError(  # torch's CPU build raises this type
             "Torch not compiled with CUDA enabled: glasstorch runs on the CPU for now "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -28,10 +27,12 @@ class dtype:
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex",
                  "is_signed", "_category", "_aliases", "_limited")
 
-    def __init__(self, name, np_dtype, category, aliases=(), signed=None, limited=False):
+    def __init__(self, name, np_dtype, category, aliases=(), signed=None, limited=False,
+                 itemsize=None):
         self.name = name
-        self.np = np.dtype(np_dtype)
-        self.itemsize = self.np.itemsize
+        if np_dtype is not None:  # None: an ml_dtypes type, set when ml_dtypes loads
+            self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize if itemsize is None else itemsize
         self._category = category
         self.is_floating_point = category == _FLOAT
         self.is_complex = category == _COMPLEX
@@ -64,6 +65,63 @@ class dtype:
         return c
 
 
+class _MlDtype(dtype):
+    """A dtype whose NumPy type comes from ml_dtypes (bfloat16, the float8 formats). Importing
+    ml_dtypes costs about half of ``import glasstorch``, so it happens the first time such a
+    type is needed: reading ``.np``, or meeting an array of one (``_by_np`` lookups)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        if name == "np":
+            _load_ml_dtypes()
+            return object.__getattribute__(self, "np")
+        raise AttributeError(f"'torch.dtype' object has no attribute '{name}'")
+
+
+def _load_ml_dtypes():
+    global _F8_NP, _UNSIGNED_NAN
+    if _F8_NP:
+        return
+    import ml_dtypes
+    for d in _ML_DTYPES:
+        d.np = np.dtype(getattr(ml_dtypes, d.name))
+    _F8_NP = frozenset(d.np for d in float8_dtypes)
+    _UNSIGNED_NAN = frozenset(d.np for d in (float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
+    for table in _NP_TABLES:
+        table._add_ml_dtypes()
+    _by_np[np.dtype(bfloat16.np.str)] = bfloat16  # as for the other types' spellings
+
+
+class _ByNp(dict):
+    """A dict keyed by NumPy dtypes, built from ``{glasstorch dtype: value}``; the entries of
+    ml_dtypes' types appear when ml_dtypes loads, which a missed lookup triggers."""
+
+    def __init__(self, by_dtype=()):
+        super().__init__()
+        self._by_dtype = dict(by_dtype)
+        for d, v in self._by_dtype.items():
+            if not isinstance(d, _MlDtype):
+                self[d.np] = v
+        _NP_TABLES.append(self)
+        if _F8_NP:  # ml_dtypes already loaded
+            self._add_ml_dtypes()
+
+    def _add_ml_dtypes(self):
+        for d, v in self._by_dtype.items():
+            if isinstance(d, _MlDtype):
+                self[d.np] = v
+
+    def __missing__(self, key):  # (``get`` does not load: use it only after a lookup has)
+        if _F8_NP:
+            raise KeyError(key)
+        _load_ml_dtypes()
+        return dict.__getitem__(self, key)
+
+
+_NP_TABLES = []
+_F8_NP = _UNSIGNED_NAN = frozenset()  # filled when ml_dtypes loads
+
 bool_ = dtype("bool", np.bool_, _BOOL)
 uint8 = dtype("uint8", np.uint8, _INT)
 int8 = dtype("int8", np.int8, _INT)
@@ -71,7 +129,7 @@ int16 = dtype("int16", np.int16, _INT, ("short",))
 int32 = dtype("int32", np.int32, _INT, ("int",))
 int64 = dtype("int64", np.int64, _INT, ("long",))
 float16 = dtype("float16", np.float16, _FLOAT, ("half",))
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
+bfloat16 = _MlDtype("bfloat16", None, _FLOAT, itemsize=2)
 float32 = dtype("float32", np.float32, _FLOAT, ("float",))
 float64 = dtype("float64", np.float64, _FLOAT, ("double",))
 complex64 = dtype("complex64", np.complex64, _COMPLEX, ("cfloat",))
@@ -79,15 +137,16 @@ complex128 = dtype("complex128", np.complex128, _COMPLEX, ("cdouble",))
 uint16 = dtype("uint16", np.uint16, _INT, signed=False, limited=True)
 uint32 = dtype("uint32", np.uint32, _INT, signed=False, limited=True)
 uint64 = dtype("uint64", np.uint64, _INT, signed=False, limited=True)
-float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, limited=True)
-float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, limited=True)
-float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, _FLOAT, limited=True)
-float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, _FLOAT, limited=True)
+float8_e4m3fn = _MlDtype("float8_e4m3fn", None, _FLOAT, limited=True, itemsize=1)
+float8_e5m2 = _MlDtype("float8_e5m2", None, _FLOAT, limited=True, itemsize=1)
+float8_e4m3fnuz = _MlDtype("float8_e4m3fnuz", None, _FLOAT, limited=True, itemsize=1)
+float8_e5m2fnuz = _MlDtype("float8_e5m2fnuz", None, _FLOAT, limited=True, itemsize=1)
 # a bare power-of-two exponent: no sign bit, no zero
-float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, _FLOAT, signed=False,
-                       limited=True)
+float8_e8m0fnu = _MlDtype("float8_e8m0fnu", None, _FLOAT, signed=False, limited=True,
+                          itemsize=1)
 
 float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+_ML_DTYPES = (bfloat16,) + float8_dtypes
 
 
 class _QuantizedDtype(dtype):
@@ -122,10 +181,10 @@ quantized_dtypes = (quint8, qint8, qint32, quint4x2)
 all_dtypes = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16,
               float32, float64, complex64, complex128, uint16, uint32, uint64) + float8_dtypes
 _by_name = {d.name: d for d in all_dtypes + quantized_dtypes}
-_by_np = {d.np: d for d in all_dtypes}
+_by_np = _ByNp({d: d for d in all_dtypes})
 # numpy spells some types differently on some platforms (e.g. longlong vs long).
 for _d in all_dtypes:
-    if _d not in float8_dtypes:  # ml_dtypes' float8 type strings ('<f1') do not parse back
+    if not isinstance(_d, _MlDtype):
         _by_np[np.dtype(_d.np.str)] = _d
 
 
@@ -319,9 +378,8 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 # ----------------------------------------------------------------------------- conversions
 
 _F32, _U8, _U32 = np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.uint32)
-_F8_NP = frozenset(d.np for d in float8_dtypes)
-# float8 formats whose NaN has no sign (a single NaN encoding, or no sign bit at all)
-_UNSIGNED_NAN = frozenset(d.np for d in (float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
+# _F8_NP: the float8 formats; _UNSIGNED_NAN: those whose NaN has no sign (a single NaN
+# encoding, or no sign bit at all); both set by _load_ml_dtypes
 
 
 def cast_array(arr, to: dtype):
@@ -375,6 +433,7 @@ class finfo:
         if not (type.is_floating_point or type.is_complex):
             raise TypeError(f"torch.finfo() requires a floating point input type. "
                             f"Use torch.iinfo to handle '{type}'")
+        import ml_dtypes
         info = ml_dtypes.finfo(type.to_real().np)
         self.dtype = type.to_real().name
         self.bits = int(info.bits)

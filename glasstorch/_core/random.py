@@ -454,3 +454,69 @@ def box_muller16(u, threads=1):
     step = -(-rows // parts)
     list(_pool[0].map(_box_muller_rows, [u[i:i + step] for i in range(0, rows, step)]))
     return u
+
+
+# ============================================================================ torch's sum order
+# Some samplers normalise by a sum over the last dim (Dirichlet); torch's CPU sum adds in a
+# fixed order of its own: SIMD lanes, four interleaved accumulators, a cascade of levels.
+# The sum kernel is built for 256-bit vectors (AVX512 machines run that build too): 4 doubles.
+_SUM_LANES = 4
+
+
+def _multi_row_sum(items):
+    """torch's multi_row_sum over ``items`` (shape (rows, size, 4, ...)): four accumulators
+    per item slot, flushed through a cascade of four levels."""
+    size = items.shape[1]
+    power = max(4, (max(size - 1, 0)).bit_length() // 4)
+    step, mask = 1 << power, (1 << power) - 1
+    acc = np.zeros((4,) + items.shape[:1] + items.shape[2:])
+    i = 0
+    while i + step <= size:
+        for _ in range(step):
+            acc[0] += items[:, i]
+            i += 1
+        for j in range(1, 4):
+            acc[j] += acc[j - 1]
+            acc[j - 1] = 0
+            if i & (mask << (j * power)):
+                break
+    for k in range(i, size):
+        acc[0] += items[:, k]
+    for j in range(1, 4):
+        acc[0] += acc[j]
+    return acc[0]
+
+
+def _row_sum(x, tail_first):
+    """torch's row sum along axis 1 of ``x`` (shape (rows, n) or (rows, n, lanes)): four
+    interleaved accumulators, the tail added to a fresh sum (scalar rows) or to the first
+    accumulator (rows of SIMD vectors)."""
+    n = x.shape[1]
+    m = n // 4
+    part = _multi_row_sum(x[:, :m * 4].reshape((x.shape[0], m, 4) + x.shape[2:]))
+    total = np.zeros(x.shape[:1] + x.shape[2:]) if tail_first else part[:, 0]
+    for i in range(m * 4, n):
+        total += x[:, i]
+    for k in range(0 if tail_first else 1, 4):
+        total += part[:, k]
+    return total
+
+
+def torch_sum_last(x):
+    """``x.sum(-1, keepdim=True)`` for float64 ``x`` added in torch's CPU order (the
+    vectorised inner reduction of its sum kernel)."""
+    lanes = _SUM_LANES
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    shape, n = x.shape, x.shape[-1]
+    x = x.reshape(-1, n)
+    if n < lanes:
+        total = _row_sum(x, True)
+    else:
+        vec = n // lanes
+        acc = _row_sum(x[:, :vec * lanes].reshape(-1, vec, lanes), False)
+        total = np.zeros(x.shape[0])
+        for k in range(vec * lanes, n):     # the scalar tail first, then the lanes
+            total += x[:, k]
+        for k in range(lanes):
+            total += acc[:, k]
+    return total.reshape(shape[:-1] + (1,))

@@ -1,9 +1,10 @@
 """torch._dynamo.config: the settings of the graph capturer, with torch's names and defaults.
 
-glasstorch runs compiled functions eagerly, so no setting changes a result yet; they are kept
-as torch keeps them (reading, assigning, ``patch`` as a context manager or decorator) so that
-programs which tune them (``torch._dynamo.config.suppress_errors = True``) run unchanged and a
-future capturer can read them. Unknown names are an AttributeError, as in torch.
+They are kept as torch keeps them (reading, assigning, ``patch`` as a context manager or
+decorator). The capturer reads ``recompile_limit`` (alias ``cache_size_limit``),
+``automatic_dynamic_shapes``, ``error_on_recompile``, ``suppress_errors`` and ``disable``; the
+others are recorded so that programs which tune them run unchanged. Unknown names are an
+AttributeError, as in torch.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Markers for the graph capturer, as torch._dynamo defines them.
 
 Each one records its fact where torch records it (an attribute on the function, tensor or
-module class) and hands the object back. glasstorch runs ``torch.compile``d code eagerly, so
-none of them changes what runs; eager behaviour is exactly torch's, where these markers only
-matter once a function is being compiled.
+module class) and hands the object back. The capturer reads ``mark_dynamic`` (those sizes
+are left out of the guards), ``disable`` and ``graph_break`` (graph breaks) and the stance
+(``"force_eager"`` runs compiled functions eagerly); eager behaviour is exactly torch's.
 """
 
 from __future__ import annotations
@@ -152,8 +152,8 @@ _STANCE = ["default"]
 class set_stance:  # noqa: N801 (torch's name; it is also a decorator and context manager)
     """Set how compiled functions behave (``"default"``, ``"force_eager"``,
     ``"eager_on_recompile"``, ``"fail_on_recompile"``, ...). It takes effect at once; used as a
-    context manager or decorator, the previous stance comes back afterwards. glasstorch runs
-    compiled functions eagerly, which every stance agrees with."""
+    context manager or decorator, the previous stance comes back afterwards. The capturer
+    honours ``"force_eager"``; the other stances are recorded."""
 
     def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
                  force_backend=None):

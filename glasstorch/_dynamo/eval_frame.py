@@ -1,10 +1,10 @@
-"""``disable`` and ``OptimizedModule``: the eager end of torch._dynamo's frame evaluation.
+"""``disable``, ``OptimizeContext`` and ``OptimizedModule``: torch._dynamo's frame evaluation.
 
-``disable(fn)`` returns a wrapper that always runs ``fn`` as Python, even inside compiled code;
-glasstorch runs everything eagerly, so the wrapper only has to call ``fn`` and carry the
-attributes torch's wrapper carries (code inspects ``_torchdynamo_disable`` and
-``_torchdynamo_orig_callable``). ``OptimizedModule`` is the module wrapper ``torch.compile``
-returns for an ``nn.Module``; here it wraps a module that ``disable`` is given.
+``disable(fn)`` returns a wrapper that always runs ``fn`` as Python; the capture's bytecode
+check treats a call to it as a graph break, and the wrapper carries the attributes torch's
+carries (``_torchdynamo_disable``, ``_torchdynamo_orig_callable``). ``OptimizeContext`` is what
+``torch.compile`` applies; ``OptimizedModule`` is the module wrapper it returns for an
+``nn.Module`` (also what ``disable`` gives for a module, which then runs as it is).
 """
 
 from __future__ import annotations
@@ -64,26 +64,36 @@ class DisableContext:
 class OptimizeContext:
     """What ``torch.compile`` applies to its target: a module comes back as an
     ``OptimizedModule`` holding it, a function as a wrapper carrying
-    ``_torchdynamo_orig_callable``. glasstorch captures no graph, so both run eagerly."""
+    ``_torchdynamo_orig_callable``; both call through a ``CompiledFrame`` (capture, guards,
+    cache; see ``convert_frame``)."""
 
-    def __init__(self, backend="inductor", fullgraph=False, dynamic=None):
+    def __init__(self, backend="inductor", fullgraph=False, dynamic=None, mode=None):
+        from .backends.registry import lookup_backend
+        lookup_backend(backend)        # an unknown name fails here, as in torch
         self.backend = backend
         self.fullgraph = fullgraph
         self.dynamic = dynamic
+        self.mode = mode
+
+    def frame(self, fn, module=None):
+        from .convert_frame import CompiledFrame
+        return CompiledFrame(fn, module, self.backend, self.fullgraph, self.dynamic, self.mode)
 
     def __call__(self, fn):
         if isinstance(fn, Module) and not isinstance(fn, OptimizedModule):
             return OptimizedModule(fn, self)
         if isinstance(fn, OptimizedModule):
-            fn = fn.forward       # torch compiles an already compiled module's forward
+            fn = fn._orig_mod.forward   # torch compiles an already compiled module's forward
         if not callable(fn):
             raise AssertionError(f"A callable function is expected, but {type(fn)} is "
                                  f"provided.")
+        frame = self.frame(fn)
 
         @functools.wraps(fn)
         def compile_wrapper(*args, **kwargs):
-            return fn(*args, **kwargs)
+            return frame(*args, **kwargs)
         compile_wrapper._torchdynamo_orig_callable = fn
+        compile_wrapper._glasstorch_frame = frame
         return compile_wrapper
 
 
@@ -113,10 +123,16 @@ class OptimizedModule(Module):
         self._orig_mod = mod
         self.dynamo_ctx = dynamo_ctx
         self._torchdynamo_orig_callable = mod.forward
+        frame = dynamo_ctx.frame(None, mod) if isinstance(dynamo_ctx, OptimizeContext) else None
+        self.__dict__["_frame"] = frame
 
     def forward(self, *args, **kwargs):
-        """Run the original module (its hooks included)."""
-        return self._orig_mod(*args, **kwargs)
+        """Run the original module through its compiled frame (under ``disable``: as it
+        is, its hooks included)."""
+        frame = self.__dict__.get("_frame")
+        if frame is None:
+            return self._orig_mod(*args, **kwargs)
+        return frame(*args, **kwargs)
 
     @property
     def training(self):

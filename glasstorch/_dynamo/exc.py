@@ -1,6 +1,5 @@
-"""torch._dynamo.exc: the errors of the graph capturer. glasstorch captures nothing yet, so only
-``InvalidBackend`` is raised (for an unknown backend name); the others exist so that code
-catching them (``except torch._dynamo.exc.Unsupported``) runs."""
+"""torch._dynamo.exc: the errors of the graph capturer (``Unsupported`` at a graph break under
+``fullgraph=True``, ``BackendCompilerFailed``, ``InvalidBackend``, ``RecompileError``)."""
 
 from __future__ import annotations
 
@@ -29,3 +28,7 @@ class BackendCompilerFailed(TorchDynamoException):
         self.inner_exception = inner_exception
         super().__init__(f"backend={self.backend_name!r} raised:\n"
                          f"{type(inner_exception).__name__}: {inner_exception}")
+
+
+class RecompileError(TorchDynamoException):
+    """A recompilation while ``config.error_on_recompile`` is set."""

@@ -235,7 +235,7 @@ def float_result_dtype(dt):
 
 
 # float16/bfloat16 math runs in float32 and rounds once, as torch's CPU kernels do.
-_COMPUTE = {_dt.float16.np: xp.dtype(xp.float32), _dt.bfloat16.np: xp.dtype(xp.float32)}
+_COMPUTE = _dt._ByNp({_dt.float16: xp.dtype(xp.float32), _dt.bfloat16: xp.dtype(xp.float32)})
 
 
 def compute_dtype(dt):

@@ -211,9 +211,11 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """Randomized leaky relu: slopes ~ U(lower, upper) in training, their mean otherwise."""
     a, dt = _float_input(input, "leaky_relu_cpu")
     if training:
-        from .random import _np_gen
-        slopes = _np_gen(generator).uniform(lower, upper, a.shape).astype(a.dtype)
-        noise = xp.where(a > 0, a.dtype.type(1), slopes)
+        if dt is _dt.float16:
+            raise _not_impl("rrelu_with_noise_out_cpu", dt)
+        from .random import _rrelu_noise
+        # torch multiplies by the unrounded slope (float for bfloat16), then stores the noise
+        noise = _rrelu_noise(a, lower, upper, generator)
     else:
         noise = xp.where(a > 0, 1, (lower + upper) / 2).astype(a.dtype)
     noise_t = wrap(result_array(noise, dt))

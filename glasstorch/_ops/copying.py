@@ -6,6 +6,7 @@ from .. import debug as _debug
 from .._core import dtype as _dt
 from .._core.device import as_device
 from .._core.device import device as _device_cls
+from .._core.meta import meta_array
 from .._tensor import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ._common import (
     Node,
@@ -88,8 +89,14 @@ def to(input, *args, non_blocking=False, copy=False, memory_format=None, **kwarg
     dtype, device = _parse_to(args, kwargs)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    as_device(device)
     a = input._data
+    if device is not None and as_device(device, meta=True).type != input.device.type:
+        if input.is_meta:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        out = wrap(meta_array(a.shape, a.dtype if dtype is None else dtype.np))
+        if needs_grad(input):
+            record(out, ToCopyBackward0, (input,))
+        return out
     same_dtype = dtype is None or dtype.np == a.dtype
     if same_dtype and not copy and (memory_format is preserve_format or
                                     _suggested_format(input) is memory_format):

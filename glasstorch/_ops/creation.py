@@ -6,9 +6,10 @@ import math
 import numbers
 
 from .._core import dtype as _dt
-from .._core.device import as_device
+from .._core.device import META, as_device
+from .._core.meta import meta_array
 from .._core.warn import warn_user
-from .._tensor import _grad_state, strided
+from .._tensor import Size, _grad_state, strided
 from .._tensor import layout as layout_type
 from ._common import Tensor, register, size_arg, sizes_or_keyword, wrap, xp
 from ._rounding import round_sum_once
@@ -117,7 +118,11 @@ def _unwrap_leaves(data):
     return data
 
 
-def _finish(arr, requires_grad=False):
+def _finish(arr, requires_grad=False, device=None):
+    """The tensor over ``arr``; on the meta device (``device`` META) only its shape and dtype
+    are kept."""
+    if device is META:
+        arr = meta_array(arr.shape, arr.dtype)
     t = wrap(arr)
     if requires_grad:
         t.requires_grad = True
@@ -126,13 +131,13 @@ def _finish(arr, requires_grad=False):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying ``data``: ints -> int64, floats -> default dtype, bools -> bool."""
-    as_device(device)
+    device = as_device(device, meta=True)
     check_pin_memory(pin_memory, "tensor", optional=False)
     if isinstance(data, Tensor):
         warn_user("To copy construct from a tensor, it is recommended to use "
                   "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                   "requires_grad_(True), rather than torch.tensor(sourceTensor).", UserWarning)
-    return _finish(_array_from_data(data, dtype), requires_grad)
+    return _finish(_array_from_data(data, dtype), requires_grad, device)
 
 
 def as_tensor(data, *, dtype=None, device=None):
@@ -204,7 +209,7 @@ _INT64_MAX = (1 << 63) - 1
 
 
 def _filled(fill, size, dtype, device, requires_grad, name="empty"):
-    as_device(device)
+    device = as_device(device, meta=True)
     shape = size_arg(size)
     for i, s in enumerate(shape):
         if s > _INT64_MAX:
@@ -217,6 +222,8 @@ def _filled(fill, size, dtype, device, requires_grad, name="empty"):
     nbytes = math.prod(shape) * xp.dtype(np_dtype).itemsize
     if nbytes > _INT64_MAX:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    if device is META:
+        return _finish(meta_array(shape, np_dtype), requires_grad)
     try:
         arr = fill(shape, dtype=np_dtype)
     except (MemoryError, ValueError) as e:  # NumPy: MemoryError, or ValueError past its limit
@@ -373,47 +380,55 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     _refuse_sparse(layout, "empty_strided")
     from .._tensor import _strided_array
     dtype = _dtype_or_default(dtype)
+    if as_device(device, meta=True) is META:
+        return _finish(meta_array(size, dtype.np, stride), requires_grad)
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     storage = xp.empty(extent, dtype=dtype.np)
     return _finish(_strided_array(storage, size, stride, 0), requires_grad)
 
 
-def _like(fill, input, dtype, requires_grad, pin_memory, name, layout=None):
+def _like(fill, input, dtype, requires_grad, pin_memory, name, layout=None, device=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"expected Tensor as element 0 in argument 0, but got "
                         f"{type(input).__name__}")
+    device = input.device if device is None else as_device(device, meta=True)
     check_pin_memory(pin_memory, name)
     dtype = input.dtype if dtype is None else dtype
     if _is_sparse(layout, name):
         if name != "zeros_like":  # torch's other *_like go through empty_strided
             raise _sparse_backend_refuses(layout, "empty_strided")
         return _sparse_zeros(layout, input.shape, dtype, requires_grad, name)
+    if device is META:
+        return _finish(meta_array(input._data.shape, dtype.np), requires_grad)
     return _finish(fill(input._data.shape, dtype=dtype.np), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False):
     """Zeros with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.zeros, input, dtype, requires_grad, pin_memory, "zeros_like", layout)
+    return _like(xp.zeros, input, dtype, requires_grad, pin_memory, "zeros_like", layout,
+                 device)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     """Ones with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.ones, input, dtype, requires_grad, pin_memory, "ones_like", layout)
+    return _like(xp.ones, input, dtype, requires_grad, pin_memory, "ones_like", layout,
+                 device)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False):
     """An uninitialized tensor with ``input``'s shape and (unless ``dtype`` is given) dtype."""
-    return _like(xp.empty, input, dtype, requires_grad, pin_memory, "empty_like", layout)
+    return _like(xp.empty, input, dtype, requires_grad, pin_memory, "empty_like", layout,
+                 device)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     """``fill_value`` everywhere, with ``input``'s shape and (unless ``dtype`` is given) dtype."""
     return _like(lambda shape, dtype: xp.full(shape, fill_value, dtype=dtype), input, dtype,
-                 requires_grad, pin_memory, "full_like", layout)
+                 requires_grad, pin_memory, "full_like", layout, device)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -432,7 +447,7 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
            requires_grad=False, pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is float.
     ``arange(n)`` and ``arange(end=n)`` start at 0."""
-    as_device(device)
+    device = as_device(device, meta=True)
     check_pin_memory(pin_memory, "arange")
     _refuse_sparse(layout, "arange", "arange.start_out")
     dtype = _out_dtype(out, dtype, "arange")
@@ -456,8 +471,10 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
     n = max(0, math.ceil((end - start) / step))
     # torch computes start + i * step in double (or int64) before casting.
     acc = xp.float64 if dtype._category >= 2 else xp.int64
-    arr = (start + xp.arange(n, dtype=acc) * step).astype(dtype.np)
     _warn_out_count(out, n)
+    if device is META:
+        return _into_out(_finish(meta_array((n,), dtype.np), requires_grad), out)
+    arr = (start + xp.arange(n, dtype=acc) * step).astype(dtype.np)
     return _into_out(_finish(arr, requires_grad), out)
 
 
@@ -499,7 +516,7 @@ def _steps_arg(steps, name):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
-    as_device(device)
+    device = as_device(device, meta=True)
     check_pin_memory(pin_memory, "linspace")
     _refuse_sparse(layout, "linspace", "linspace.out")
     steps = _steps_arg(steps, "linspace")
@@ -510,12 +527,12 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if dtype in (_dt.float32, _dt.float64) and steps > 1 and not isinstance(start + end, complex):
         with xp.errstate(all="ignore"):  # inf/nan ends give nan like torch, silently
             arr = linspace_array(start, end, steps, dtype.np.type)
-        return _into_out(_finish(arr, requires_grad), out)
+        return _into_out(_finish(arr, requires_grad, device), out)
     acc = xp.complex128 if dtype.is_complex else xp.float64
     arr = xp.linspace(start, end, steps, dtype=acc)
     if dtype._category < 2:
         arr = xp.trunc(arr.real)
-    return _into_out(_finish(arr.astype(dtype.np), requires_grad), out)
+    return _into_out(_finish(arr.astype(dtype.np), requires_grad, device), out)
 
 
 def linspace_array(start, end, steps, np_dtype):
@@ -538,7 +555,7 @@ def linspace_array(start, end, steps, np_dtype):
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``base ** linspace(start, end, steps)``."""
-    as_device(device)
+    device = as_device(device, meta=True)
     check_pin_memory(pin_memory, "logspace")
     _refuse_sparse(layout, "logspace", "logspace.out")
     steps = _steps_arg(steps, "logspace")
@@ -546,18 +563,21 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         raise RuntimeError("number of steps must be non-negative")
     dtype = _dtype_or_default(_out_dtype(out, dtype, "logspace"))
     arr = xp.power(float(base), xp.linspace(_number(start), _number(end), steps))
-    return _into_out(_finish(arr.astype(dtype.np), requires_grad), out)
+    return _into_out(_finish(arr.astype(dtype.np), requires_grad, device), out)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
         pin_memory=False):
     """A 2-D identity matrix of ``n`` rows and ``m`` (default ``n``) columns."""
-    as_device(device)
+    device = as_device(device, meta=True)
     check_pin_memory(pin_memory, "eye")
     _refuse_sparse(layout, "eye", "eye.m_out")
     dtype = _dtype_or_default(_out_dtype(out, dtype, "eye"))
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m or 0)}")
+    if device is META:
+        return _into_out(_finish(meta_array((n, n if m is None else m), dtype.np),
+                                 requires_grad), out)
     return _into_out(_finish(xp.eye(n, m, dtype=dtype.np), requires_grad), out)
 
 
@@ -565,7 +585,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     """A new tensor (a copy, never a view) from ``data`` with this tensor's dtype unless ``dtype``
     is given."""
-    return _finish(_array_from_data(data, dtype or self.dtype), requires_grad)
+    device = self.device if device is None else as_device(device, meta=True)
+    return _finish(_array_from_data(data, dtype or self.dtype), requires_grad, device)
 
 
 def _new_filled(fill, name):
@@ -579,13 +600,43 @@ def _new_filled(fill, name):
             return _sparse_zeros(layout, size_arg(shape), dtype or self.dtype, requires_grad,
                                  name)
         _refuse_sparse(layout, "ones")
-        return _filled(fill, shape, dtype or self.dtype, device, requires_grad, name)
+        return _filled(fill, shape, dtype or self.dtype, self.device if device is None else device,
+                       requires_grad, name)
     return method
 
 
 Tensor.new_zeros = _new_filled(xp.zeros, "new_zeros")
 Tensor.new_ones = _new_filled(xp.ones, "new_ones")
 Tensor.new_empty = _new_filled(xp.empty, "new_empty")
+
+
+def _legacy_new(self, *args, size=None, data=None, other=None, storage=None, device=None):
+    """The legacy constructor ``x.new(...)``: sizes (ints or a ``torch.Size``) give an
+    uninitialized tensor, a sequence gives its data, a tensor of this dtype is returned as an
+    alias, a storage is viewed as a 1-D tensor; all with this tensor's dtype."""
+    from .._core.storage import UntypedStorage
+    device = self.device if device is None else as_device(device)
+    for keyword in (size, data, other, storage):
+        if keyword is not None:
+            args = (Size(keyword) if keyword is size else keyword,) + args
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        other = args[0]
+        if other.dtype is not self.dtype:
+            raise TypeError(f"expected {self.dtype} (got {other.dtype})")
+        return other.as_subclass(type(other))     # an alias, with torch's AliasBackward0
+    if len(args) == 1 and isinstance(args[0], UntypedStorage):
+        return wrap(args[0]._bytes.view(self.dtype.np))
+    if len(args) == 1 and not isinstance(args[0], (int, Size)):
+        if not isinstance(args[0], (list, tuple)) and not hasattr(args[0], "__array__"):
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+        return _finish(_array_from_data(args[0], self.dtype), False, device)
+    shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
+    if not shape:
+        shape = (0,)
+    return _filled(xp.empty, shape, self.dtype, device, False, "new")
+
+
+Tensor.new = _legacy_new
 
 
 @register()
@@ -595,4 +646,4 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
     given."""
     check_pin_memory(pin_memory, "new_full")
     return full(size, fill_value, dtype=dtype or self.dtype, layout=layout,
-                requires_grad=requires_grad)
+                device=self.device if device is None else device, requires_grad=requires_grad)

@@ -10,6 +10,7 @@ torch does (NumPy alone would move the advanced dim to the front).
 from __future__ import annotations
 
 from .._core import dtype as _dt
+from .._core.storage import data_ptr, root_array
 from .._core.warn import warn_user
 from .._tensor import _strided_array
 from ._common import (
@@ -175,6 +176,7 @@ def _resolve(input, index):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     basic = []
     adv = []
+    new_dims = []   # (result dim, stride in bytes) of each None
     dim = 0   # dim of ``a`` the next item applies to
     out = 0   # dim of the basic result the next item lands on
     ellipsis_done = False
@@ -192,6 +194,8 @@ def _resolve(input, index):
             out += 1
         elif kind == "n":
             basic.append(None)
+            # torch unsqueezes: the new dim's stride is the next dim's size * stride, not 0
+            new_dims.append((out, shape[dim] * a.strides[dim] if dim < ndim else a.itemsize))
             out += 1
         elif kind == "e":
             n = 0 if ellipsis_done else ndim - used
@@ -234,6 +238,13 @@ def _resolve(input, index):
     view = a[tuple(basic)]
     if view.size == 0 and a.size:
         view = _empty_view(input, view, basic)
+    if new_dims and a.size:
+        item = a.itemsize
+        strides = [st // item for st in view.strides]
+        for d, st in new_dims:
+            strides[d] = st // item
+        off = (data_ptr(view) - data_ptr(root_array(a))) // item
+        view = _strided_array(a, view.shape, strides, off)
     return view, adv, only_mask, basic
 
 

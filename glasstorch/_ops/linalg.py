@@ -36,13 +36,15 @@ from ._common import (
 )
 from ._common import _attach as _common_attach
 from .reduction import _finish_tuple
+from .reduction import _NoDerivative as _NoDerivativeNode
 from .views import SqueezeBackward1, UnsafeViewBackward0
 from .views import diagonal as _diagonal_view
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "cross",
            "trace", "inverse", "det", "logdet", "slogdet", "svd", "pinverse", "matrix_power",
-           "norm", "dist", "cdist", "chain_matmul", "cholesky", "qr"]
+           "norm", "dist", "cdist", "chain_matmul", "cholesky", "qr", "orgqr", "geqrf",
+           "ormqr"]
 
 # torch.linalg name -> function in this module (glasstorch.linalg exports these)
 LINALG = {}
@@ -3061,3 +3063,411 @@ _common_attach("lu", _tensor_lu)
 
 
 __all__ += ["matrix_exp", "cholesky_solve", "cholesky_inverse", "lu_solve"]
+
+
+# ============================================================================= Householder, LDL
+
+def _householder_graph(A, tau):
+    """H_1 ... H_k applied to the first n columns of the identity, H_i = I - tau_i v_i v_i^H
+    (v_i: 1 at row i, A's column i below it, zeros above), with differentiable ops."""
+    from .creation import eye
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    below = eye(m, n, dtype=A.dtype).logical_not().tril().to(A.dtype)  # strictly lower mask
+    V = A * below + eye(m, n, dtype=A.dtype)
+    X = eye(m, n, dtype=A.dtype).expand(A.shape).clone()
+    for i in reversed(range(k)):
+        v = V[..., :, i:i + 1]
+        X = X - tau[..., i:i + 1, None] * matmul(v, matmul(_h(v), X))
+    return X
+
+
+class LinalgHouseholderProductBackward0(Node):
+    def backward(self, grad):
+        # differentiate the product again as recorded ops (gives double backward too)
+        from ..autograd import engine
+        from ..autograd.grad_mode import enable_grad, is_grad_enabled
+        create = is_grad_enabled()
+        inputs = (self._saved_input, self._saved_tau)
+        need = [i for i, (fn, _) in enumerate(self.next_functions) if fn is not None]
+        if inputs[1].shape[-1] == 0:  # no reflectors: Q is the identity, constant
+            return tuple(wrap(xp.zeros_like(t._data)) for t in inputs)
+        with enable_grad():
+            Q = _householder_graph(*inputs)
+            found = engine.grad(Q, [inputs[i] for i in need], grad, create_graph=create,
+                                allow_unused=True)
+        grads = [None, None]
+        for i, g in zip(need, found):
+            grads[i] = g
+        return tuple(grads)
+
+
+@_linalg()
+def householder_product(input, tau, *, out=None):
+    """The first n columns of H_1 ... H_k from Householder reflectors packed as geqrf
+    leaves them (LAPACK's orgqr); ``input`` is (*, m, n) with m >= n >= k = tau.shape[-1]."""
+    name = "torch.linalg.householder_product"
+    A = input
+    a, t = A._data, tau._data
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if a.shape[-2] < a.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if a.shape[-1] < t.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if t.ndim != a.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {t.ndim} and input.ndim is equal to {a.ndim}")
+    if t.shape[:-1] != a.shape[:-2]:
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(t.shape[:-1])}")
+    if a.dtype != t.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_SHORT[_dtype(t)]} does not match input dtype "
+                           f"{_SHORT[_dtype(a)]}")
+    _check_float(a, name, NotImplementedError, "orgqr_cpu", NotImplementedError)
+    with _no_grad():
+        Q = _householder_graph(A, tau)
+    Q = wrap(xp.ascontiguousarray(Q._data))
+    if needs_grad(A, tau):
+        record(Q, LinalgHouseholderProductBackward0, (A, tau), input=A, tau=tau)
+    return finish(Q, out)
+
+
+@register()
+def orgqr(input, input2, *, out=None):
+    """``linalg.householder_product`` under LAPACK's name (``input2`` is tau)."""
+    return householder_product(input, input2, out=out)
+
+
+_BK_ALPHA = (1 + 17 ** 0.5) / 8  # Bunch-Kaufman's growth-bounding constant
+
+
+def _abs1(x):
+    """LAPACK's pivot size for complex entries: |re| + |im|."""
+    return abs(x.real) + abs(x.imag) if xp.iscomplexobj(x) else abs(x)
+
+
+def _sytf2_lower(a, hermitian):
+    """In-place Bunch-Kaufman L D L^T (or L D L^H) of one matrix's lower triangle, as
+    LAPACK's sytf2/hetf2 with uplo='L': returns (1-based ipiv, info)."""
+    n = a.shape[0]
+    cj = xp.conj if hermitian else (lambda x: x)
+    ipiv = xp.zeros(n, xp.int32)
+    info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        akk = a[k, k].real if hermitian else a[k, k]
+        absakk = abs(akk) if hermitian else _abs1(akk)
+        if k + 1 < n:
+            col = _abs1(a[k + 1:, k])
+            imax = k + 1 + int(xp.argmax(col))
+            colmax = float(col.max())
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0:
+            info = info or k + 1
+            kp = k
+            if hermitian:
+                a[k, k] = a[k, k].real
+        else:
+            if absakk >= _BK_ALPHA * colmax:
+                kp = k
+            else:
+                rowmax = float(_abs1(a[imax, k:imax]).max())
+                if imax + 1 < n:
+                    rowmax = max(rowmax, float(_abs1(a[imax + 1:, imax]).max()))
+                aii = abs(a[imax, imax].real) if hermitian else _abs1(a[imax, imax])
+                if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif aii >= _BK_ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, kstep = imax, 2
+            kk = k + kstep - 1
+            if kp != kk:  # symmetric interchange of rows/columns kk and kp below k
+                if kp + 1 < n:
+                    a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
+                seg = a[kk + 1:kp, kk].copy()
+                a[kk + 1:kp, kk] = cj(a[kp, kk + 1:kp])
+                a[kp, kk + 1:kp] = cj(seg)
+                if hermitian:
+                    a[kp, kk] = xp.conj(a[kp, kk])
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if kstep == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if kstep == 1:
+                if hermitian:
+                    a[k, k] = a[k, k].real
+                if k + 1 < n:
+                    x = a[k + 1:, k].copy()
+                    a[k + 1:, k + 1:] -= xp.tril(xp.outer(x, cj(x)) / a[k, k])
+                    a[k + 1:, k] = x / a[k, k]
+            else:
+                if hermitian:
+                    a[k, k] = a[k, k].real
+                    a[k + 1, k + 1] = a[k + 1, k + 1].real
+                if k + 2 < n:
+                    d21 = a[k + 1, k]
+                    # W = A[k+2:, k:k+2] D^-1 with D = [[a_kk, conj(d21)], [d21, a_k1k1]]
+                    D = xp.array([[a[k, k], cj(d21)], [d21, a[k + 1, k + 1]]])
+                    Wt = a[k + 2:, k:k + 2].copy()
+                    W = xp.linalg.solve(D.T, Wt.T).T
+                    a[k + 2:, k + 2:] -= xp.tril(Wt @ cj(W).T)
+                    a[k + 2:, k:k + 2] = W
+        if kstep == 1:
+            ipiv[k] = kp + 1
+        else:
+            ipiv[k] = ipiv[k + 1] = -(kp + 1)
+        k += kstep
+    return ipiv, info
+
+
+def _ldl_checks(a, name):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    return _check_float(a, name, NotImplementedError, "ldl_factor_kernel_cpu")
+
+
+@_linalg()
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
+    """Bunch-Kaufman factorization A = P L D L^T P^T of a symmetric (``hermitian``: Hermitian)
+    matrix, packed as LAPACK's sytrf: (LD, pivots, info). Only A's lower triangle is read;
+    info > 0 names a zero diagonal block of D."""
+    from .. import return_types as _rt
+    name = "torch.linalg.ldl_factor_ex"
+    A = input
+    a = A._data
+    dt = _ldl_checks(a, name)
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    flat = xp.array(a.reshape((_prod(batch), n, n)), dtype=dt.np, copy=True)
+    pivots = xp.zeros((flat.shape[0], n), xp.int32)
+    infos = xp.zeros(flat.shape[0], xp.int32)
+    hermitian = bool(hermitian) and xp.iscomplexobj(flat)
+    for i in range(flat.shape[0]):
+        pivots[i], infos[i] = _sytf2_lower(flat[i], hermitian)
+    LD = wrap(xp.tril(flat).reshape(a.shape))
+    pivots = wrap(pivots.reshape(batch + (n,)))
+    info = wrap(infos.reshape(batch))
+    if check_errors and infos.any():
+        raise _ex_error(name, info._data,
+                        lambda k: f"The factorization could not be completed because the "
+                                  f"input is not invertible: D[{k - 1},{k - 1}] is zero.")
+    if needs_grad(A):
+        from .random import NotImplemented as _NoFormula
+        record(LD, _NoFormula, (A,), op="aten::linalg_ldl_factor_ex")
+    return _finish_tuple(_rt.linalg_ldl_factor_ex(LD, pivots, info), out)
+
+
+@_linalg()
+def ldl_factor(input, *, hermitian=False, out=None):
+    """``ldl_factor_ex`` without info: (LD, pivots); RuntimeError when D is singular."""
+    from .. import return_types as _rt
+    LD, pivots, info = ldl_factor_ex(input, hermitian=hermitian)
+    if info._data.any():  # a RuntimeError in torch, not a LinAlgError
+        raise RuntimeError(str(_ex_error(
+            "torch.linalg.ldl_factor", info._data,
+            lambda k: f"The factorization could not be completed because the input is not "
+                      f"invertible: D[{k - 1},{k - 1}] is zero.")))
+    return _finish_tuple(_rt.linalg_ldl_factor(LD, pivots), out)
+
+
+def _sytrs_lower(ld, ipiv, b, hermitian):
+    """Solve with one packed factorization (LAPACK sytrs/hetrs, uplo='L'), b in place."""
+    n = ld.shape[0]
+    cj = xp.conj if hermitian else (lambda x: x)
+    k = 0
+    while k < n:  # forward: (P L) y = b, then D z = y
+        if ipiv[k] > 0:
+            kp = ipiv[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            b[k + 1:] -= xp.outer(ld[k + 1:, k], b[k])
+            b[k] /= ld[k, k].real if hermitian else ld[k, k]
+            k += 1
+        else:
+            kp = -ipiv[k] - 1
+            b[[k + 1, kp]] = b[[kp, k + 1]]
+            b[k + 2:] -= xp.outer(ld[k + 2:, k], b[k]) + xp.outer(ld[k + 2:, k + 1], b[k + 1])
+            D = xp.array([[ld[k, k], cj(ld[k + 1, k])], [ld[k + 1, k], ld[k + 1, k + 1]]])
+            b[k:k + 2] = xp.linalg.solve(D, b[k:k + 2])
+            k += 2
+    k = n - 1
+    while k >= 0:  # backward: (P L)^T x = z
+        if ipiv[k] > 0:
+            b[k] -= cj(ld[k + 1:, k]) @ b[k + 1:]
+            kp = ipiv[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            b[k] -= cj(ld[k + 1:, k]) @ b[k + 1:]
+            b[k - 1] -= cj(ld[k + 1:, k - 1]) @ b[k + 1:]
+            kp = -ipiv[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 2
+
+
+@_linalg()
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """Solve A X = B from ``ldl_factor``'s packed factors of A."""
+    name = "torch.linalg.ldl_solve"
+    ld, piv, b = LD._data, pivots._data, B._data
+    if ld.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor LD must have at least 2 dimensions.")
+    if ld.shape[-1] != ld.shape[-2]:
+        raise RuntimeError(f"{name}: LD must be batches of square matrices, but they are "
+                           f"{ld.shape[-2]} by {ld.shape[-1]} matrices")
+    if b.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    if pivots.dtype is not _dt.int32:
+        raise RuntimeError(f"{name}: Expected pivots to be integers. Got {_SHORT[pivots.dtype]}")
+    if ld.dtype != b.dtype:
+        raise RuntimeError(f"{name}: LD dtype {_SHORT[_dtype(ld)]} does not match b dtype "
+                           f"{_SHORT[_dtype(b)]}")
+    dt = _check_float(ld, name)
+    n = ld.shape[-1]
+    if b.shape[-2] != n:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation AX = B "
+                           f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    batch = tuple(xp.broadcast_shapes(ld.shape[:-2], b.shape[:-2], piv.shape[:-1]))
+    lds = xp.broadcast_to(ld, batch + ld.shape[-2:]).reshape((_prod(batch), n, n))
+    pivs = xp.broadcast_to(piv, batch + piv.shape[-1:]).reshape((_prod(batch), n))
+    X = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=dt.np, copy=True)
+    flat = X.reshape((_prod(batch),) + b.shape[-2:])
+    hermitian = bool(hermitian) and xp.iscomplexobj(flat)
+    for i in range(flat.shape[0]):
+        _sytrs_lower(lds[i], pivs[i], flat[i], hermitian)
+    X = wrap(flat.reshape(X.shape))
+    if needs_grad(LD, B):
+        from .random import NotImplemented as _NoFormula
+        record(X, _NoFormula, (LD, None, B), op="aten::linalg_ldl_solve")
+    return finish(X, out)
+
+
+def _geqr2(a):
+    """In-place Householder QR of one matrix as LAPACK's geqr2: R on and above the diagonal,
+    the reflectors' vectors below it; returns tau. H_i = I - tau_i v_i v_i^H with
+    beta = -sign(Re alpha) * ||(alpha, x)|| (LAPACK's larfg)."""
+    m, n = a.shape
+    k = min(m, n)
+    tau = xp.zeros(k, a.dtype)
+    cplx = xp.iscomplexobj(a)
+    for i in range(k):
+        alpha = a[i, i]
+        xnorm = float(xp.linalg.norm(a[i + 1:, i]))
+        if xnorm == 0 and (not cplx or alpha.imag == 0):
+            continue  # H_i = I
+        norm = float(xp.sqrt(abs(alpha) ** 2 + xnorm ** 2))
+        beta = -norm if alpha.real >= 0 else norm
+        tau[i] = (beta - alpha) / beta
+        a[i + 1:, i] /= alpha - beta
+        a[i, i] = beta
+        if i + 1 < n:  # apply H_i^H from the left to the trailing columns
+            v = xp.concatenate([xp.ones(1, a.dtype), a[i + 1:, i]])
+            w = v.conj() @ a[i:, i + 1:]
+            a[i:, i + 1:] -= xp.conj(tau[i]) * xp.outer(v, w)
+    return tau
+
+
+class GeqrfBackward0(_NoDerivativeNode):
+    _op = "geqrf"
+
+
+@register()
+def geqrf(input, *, out=None):
+    """QR as LAPACK's geqrf leaves it: (a, tau) with R in a's upper triangle and the
+    Householder vectors below it (``householder_product(a, tau)`` is Q)."""
+    from .. import return_types as _rt
+    a = input._data
+    if a.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    dt = _check_float(a, "torch.geqrf", NotImplementedError, "geqrf_cpu", NotImplementedError,
+                      empty_ok=False)
+    m, n = a.shape[-2:]
+    flat = xp.array(a.reshape((_prod(a.shape[:-2]), m, n)), dtype=dt.np, copy=True)
+    taus = xp.zeros((flat.shape[0], min(m, n)), dt.np)
+    for i in range(flat.shape[0]):
+        taus[i] = _geqr2(flat[i])
+    qr = wrap(flat.reshape(a.shape))
+    tau = wrap(taus.reshape(a.shape[:-2] + (min(m, n),)))
+    if needs_grad(input):
+        record((qr, tau), GeqrfBackward0, (input,))
+    return _finish_tuple(_rt.geqrf(qr, tau), out)
+
+
+def _ormqr_graph(A, tau, C, left, transpose):
+    """op(Q) C (``left``) or C op(Q) with Q = H_1 ... H_k from geqrf's packed reflectors and
+    op = conjugate transpose when ``transpose``, by applying each reflector in turn."""
+    from .creation import eye
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    below = eye(m, n, dtype=A.dtype).logical_not().tril().to(A.dtype)
+    V = A * below + eye(m, n, dtype=A.dtype)
+    # Q C = H_1 (... (H_k C)); Q^H C = H_k^H (... (H_1^H C)); C Q = ((C H_1) ...) H_k
+    order = range(k) if left == transpose else reversed(range(k))
+    for i in order:
+        v = V[..., :, i:i + 1]
+        t = tau[..., i:i + 1, None]
+        if transpose:
+            t = _conj(t)
+        if left:
+            C = C - t * matmul(v, matmul(_h(v), C))
+        else:
+            C = C - t * matmul(matmul(C, v), _h(v))
+    return C
+
+
+class OrmqrBackward0(Node):
+    def backward(self, grad):
+        from ..autograd import engine
+        from ..autograd.grad_mode import enable_grad, is_grad_enabled
+        inputs = (self._saved_input, self._saved_tau, self._saved_other)
+        need = [i for i, (fn, _) in enumerate(self.next_functions) if fn is not None]
+        create = is_grad_enabled()  # create_graph: the gradients are differentiable
+        with enable_grad():
+            out = _ormqr_graph(*inputs, self._saved_left, self._saved_transpose)
+            found = engine.grad(out, [inputs[i] for i in need], grad,
+                                create_graph=create, allow_unused=True)
+        grads = [None, None, None]
+        for i, g in zip(need, found):
+            grads[i] = g if g is not None else wrap(xp.zeros_like(inputs[i]._data))
+        return tuple(grads)
+
+
+@register()
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """Multiply ``input3`` by Q (or Q^H when ``transpose``; from the right unless ``left``),
+    Q given by geqrf's packed reflectors ``input`` and ``input2`` (LAPACK's ormqr)."""
+    A, tau, C = input, input2, input3
+    a, t, c = A._data, tau._data, C._data
+    name = "torch.ormqr"
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if c.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if c.shape[side] != a.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if t.shape[-1] > a.shape[-1]:
+        raise RuntimeError(f"{name}: tau.shape[-1] must be less than or equal to "
+                           f"input.shape[-1]")
+    if t.shape[-1] != min(c.shape[side], a.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           f"input.shape[-1])")
+    if not (a.dtype == t.dtype == c.dtype):
+        raise RuntimeError(f"{name}: Expected input, input2 and other to have the same dtype, "
+                           f"got {_SHORT[_dtype(a)]}, {_SHORT[_dtype(t)]} and "
+                           f"{_SHORT[_dtype(c)]}")
+    _check_float(a, name, NotImplementedError, "ormqr_cpu", NotImplementedError)
+    with _no_grad():
+        X = _ormqr_graph(A, tau, C, left, transpose)
+    X = wrap(xp.ascontiguousarray(X._data))
+    if needs_grad(A, tau, C):
+        record(X, OrmqrBackward0, (A, tau, C), input=A, tau=tau, other=C, left=left,
+               transpose=transpose)
+    return finish(X, out)

@@ -17,7 +17,8 @@ import numpy as _np
 
 from .._core import dtype as _dt
 from .._core import random as _R
-from .._core.device import as_device
+from .._core.device import META, as_device
+from .._core.meta import meta_array
 from .._core.random import Generator, default_generator
 from .._core.warn import warn_user
 from ._common import (
@@ -45,7 +46,7 @@ from .creation import (
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
            "rand_like", "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
-           "poisson", "binomial"]
+           "poisson", "binomial", "_standard_gamma", "_sample_dirichlet"]
 
 
 # ----------------------------------------------------------------------------- seeding
@@ -141,6 +142,14 @@ def _result(arr, out, requires_grad):
     if requires_grad:
         t.requires_grad = True
     return finish(t, out)
+
+
+def _meta(device, shape, dt, out, requires_grad):
+    """A meta tensor of ``shape``/``dt`` when ``device`` is meta (drawing nothing, so the
+    generator does not advance, as in torch), else None."""
+    if device is None or as_device(device, meta=True) is not META:
+        return None
+    return _into_out(_result(meta_array(shape, dt.np), None, requires_grad), out)
 
 
 def _float_dtype(dtype, kernel, shape=None):
@@ -481,11 +490,14 @@ def _random_default(g, n, dt):
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False, **kw):
     """Uniform samples on [0, 1) of the given size (default dtype)."""
-    as_device(device)
+    as_device(device, meta=True)
     check_pin_memory(pin_memory, "rand")
     _refuse_sparse(layout, "rand", "uniform_")
     shape = _shape_of(size, kw.pop("size", None))
     dt = _float_dtype(_out_dtype(out, dtype, "rand"), "check_uniform_bounds")
+    meta = _meta(device, shape, dt, out, requires_grad)
+    if meta is not None:
+        return meta
     vals = _uniform_values(_gen(generator), _numel(shape), dt)
     return _into_out(_result(vals.reshape(shape), None, requires_grad), out)
 
@@ -493,36 +505,62 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False, **kw):
     """Standard normal samples of the given size (default dtype)."""
-    as_device(device)
+    as_device(device, meta=True)
     check_pin_memory(pin_memory, "randn")
     _refuse_sparse(layout, "randn", "normal_")
     shape = _shape_of(size, kw.pop("size", None))
     dt = _float_dtype(_out_dtype(out, dtype, "randn"), "normal_kernel_cpu", shape)
+    meta = _meta(device, shape, dt, out, requires_grad)
+    if meta is not None:
+        return meta
     vals = _normal_values(_gen(generator), _numel(shape), dt)
     return _into_out(_result(vals.reshape(shape), None, requires_grad), out)
+
+
+def _is_int(v):
+    # torch parses these as int64: integers, NumPy integers and integer tensors; no bools
+    if isinstance(v, bool):
+        return False
+    try:
+        v.__index__()
+    except (AttributeError, TypeError, RuntimeError, ValueError):
+        return False
+    return True
 
 
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
             device=None, requires_grad=False, pin_memory=False, low=None, high=None):
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``;
     int64 unless ``dtype`` says otherwise."""
-    as_device(device)
+    as_device(device, meta=True)
     check_pin_memory(pin_memory, "randint")
     args = list(args)
     if size is None and args and isinstance(args[-1], (tuple, list)):
         size = args.pop()
     if high is None and args:
         high = args.pop()
+    two_form = low is None and not args         # randint(high, size)
     if low is None:
         low = args.pop() if args else 0
     if size is None or high is None or args:
         raise TypeError("randint() received an invalid combination of arguments - expected "
                         "(int high, tuple of ints size) or (int low, int high, tuple of ints "
                         "size)")
+    if not (_is_int(low) and _is_int(high)):
+        if two_form:                # the (high, size) form names the bad argument
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not "
+                            f"{type(high).__name__}")
+        raise TypeError(f"randint() received an invalid combination of arguments - got "
+                        f"({type(low).__name__}, {type(high).__name__}, "
+                        f"{type(size).__name__}), but expected one of: (int high, tuple of "
+                        f"ints size) or (int low, int high, tuple of ints size)")
     _refuse_sparse(layout, "randint", "random_.from")
     shape = _shape_of((), size)
     dtype = _out_dtype(out, dtype, "randint")
     dt = _dt.int64 if dtype is None else dtype
+    meta = _meta(device, shape, dt, out, requires_grad)
+    if meta is not None:
+        return meta
     vals = _random_from_to(_gen(generator), _numel(shape), _c_long(low), _c_long(high), dt)
     return _into_out(_result(vals.reshape(shape), None, requires_grad), out)
 
@@ -590,9 +628,12 @@ def _randperm_values(g, n):
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """A random permutation of 0..n-1 (int64 by default), torch's shuffle for the seed."""
-    as_device(device)
+    as_device(device, meta=True)
     check_pin_memory(pin_memory, "randperm")
-    n = int(n)
+    if not _is_int(n):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    n = n.__index__()
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     _refuse_sparse(layout, "randperm", "randperm.generator_out")
@@ -608,6 +649,9 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if dt in _FLOAT_DIGITS and n > (1 << _FLOAT_DIGITS[dt]) + 1:
         raise RuntimeError(f"n cannot be greater than {(1 << _FLOAT_DIGITS[dt]) + 1} for "
                            f"{_SHORT[dt]} type.")
+    meta = _meta(device, (n,), dt, out, requires_grad)
+    if meta is not None:
+        return meta
     arr = _randperm_values(_gen(generator), n)
     return _into_out(_result(_ints_to_dtype(arr, dt), None, requires_grad), out)
 
@@ -878,6 +922,38 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return finish(wrap(idx), out)
 
 
+class _Uniforms:
+    """torch's 53-bit uniforms for the rejection samplers (poisson, gamma, binomial), one at a
+    time without a NumPy call each: drawn ahead in blocks; ``close`` rewinds the generator and
+    redraws only what was used, so the stream ends where torch's does. Carries the cached
+    double normal like the generator."""
+
+    __slots__ = ("g", "_state", "_fresh", "_buf", "_i", "_used", "_normal_double")
+
+    def __init__(self, g, block=256):
+        self.g = g
+        self._state = g._bitgen.state
+        self._fresh = g._fresh
+        self._normal_double = g._normal_double
+        self._buf = g._f64(block).tolist()
+        self._i = self._used = 0
+
+    def u(self):
+        if self._i == len(self._buf):
+            self._used += self._i
+            self._buf = self.g._f64(2 * self._i).tolist()
+            self._i = 0
+        self._i += 1
+        return self._buf[self._i - 1]
+
+    def close(self):
+        g = self.g
+        g._bitgen.state = self._state
+        g._fresh = self._fresh
+        g._u64(self._used + self._i)        # two words per 53-bit uniform, as drawn
+        g._normal_double = self._normal_double
+
+
 def _libm_lgamma():
     # torch calls the C library's lgamma; CPython's math.lgamma is its own implementation
     try:
@@ -896,8 +972,8 @@ _lgamma_c = None
 
 
 def _sample_poisson(g, lam):
-    """torch's sample_poisson for one rate (double): transformed rejection for rates >= 10,
-    products of uniforms below."""
+    """torch's sample_poisson for one rate (double) from ``_Uniforms`` ``g``: transformed
+    rejection for rates >= 10, products of uniforms below."""
     global _lgamma_c
     if lam >= 10:
         if _lgamma_c is None:
@@ -910,7 +986,7 @@ def _sample_poisson(g, lam):
         invalpha = 1.1239 + 1.1328 / (b - 3.4)
         vr = 0.9277 - 3.6224 / (b - 2)
         while True:
-            u, v = g._f64(2).tolist()
+            u, v = g.u(), g.u()
             u -= 0.5
             us = 0.5 - abs(u)
             t = (2 * a / us + b) * u + lam + 0.43
@@ -929,7 +1005,7 @@ def _sample_poisson(g, lam):
     x = 0
     prod = 1.0
     while True:
-        prod *= float(g._f64(1)[0])
+        prod *= g.u()
         if prod > enlam:
             x += 1
         else:
@@ -946,7 +1022,11 @@ def poisson(input, generator=None):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     g = _gen(generator)
     # torch fills a contiguous result, so the rates are taken in C order
-    vals = [float(_sample_poisson(g, r)) for r in lam.reshape(-1).tolist()]
+    s = _Uniforms(g)
+    try:
+        vals = [float(_sample_poisson(s, r)) for r in lam.reshape(-1).tolist()]
+    finally:
+        s.close()
     res = _to_dtype(_np.array(vals, dtype=_np.float64).reshape(a.shape), input.dtype)
     r = wrap(res)
     if needs_grad(input):
@@ -955,12 +1035,13 @@ def poisson(input, generator=None):
 
 
 def _normal_double(g):
-    """One N(0, 1) double from torch's normal_distribution<double> (cache first)."""
+    """One N(0, 1) double from torch's normal_distribution<double> (cache first); ``g`` is a
+    ``_Uniforms``."""
     v = g._normal_double
     if v is not None:
         g._normal_double = None
         return v
-    u1, u2 = g._f64(2).tolist()
+    u1, u2 = g.u(), g.u()
     r = math.sqrt(-2.0 * math.log1p(-u2))
     theta = 2.0 * math.pi * u1
     g._normal_double = r * math.sin(theta)
@@ -976,6 +1057,14 @@ def _gamma_values(g, alpha, dt):
     """Gamma(alpha, 1) draws as torch's _standard_gamma on the CPU (Marsaglia-Tsang with a
     boost below 1), one per element of ``alpha`` in C order, as a float64 array; float32
     alphas are combined in float where torch's float kernel does."""
+    s = _Uniforms(g)
+    try:
+        return _gamma_draws(s, alpha, dt)
+    finally:
+        s.close()
+
+
+def _gamma_draws(g, alpha, dt):
     single = dt is _dt.float32 or dt in _REDUCED
     f32 = _np.float32
     tiny = _FLT_MIN if single else float(_np.finfo(_np.float64).tiny)
@@ -986,19 +1075,20 @@ def _gamma_values(g, alpha, dt):
             if a == 0.0:
                 out.append(tiny)        # torch clamps every draw to the dtype's min
                 continue
-            inv = float(f32(1.0) / f32(a)) if single else 1.0 / a
-            scale *= math.pow(1 - float(g._f64(1)[0]), inv)
+            inv = float(_np.divide(f32(1.0), f32(a))) if single else 1.0 / a
+            scale *= math.pow(1 - g.u(), inv)
             a = float(f32(a) + f32(1.0)) if single else a + 1.0
         d = float(f32(a) - f32(_F32_1_3)) if single else a - _F32_1_3
-        c = 1.0 / math.sqrt(9.0 * d)
+        root = math.sqrt(9.0 * d) if d >= 0 else math.nan      # C's sqrt and 1/0
+        c = 1.0 / root if root else math.inf
         while True:
             while True:
                 x = _normal_double(g)
                 y = 1.0 + c * x
-                if y > 0:
+                if not y <= 0:          # a NaN y leaves the loop, as in torch
                     break
             v = y * y * y
-            u = 1 - float(g._f64(1)[0])
+            u = 1 - g.u()
             xx = x * x
             if u < 1.0 - _F32_0331 * xx * xx or math.log(u) < 0.5 * xx + d * (
                     1.0 - v + math.log(v)):
@@ -1006,6 +1096,52 @@ def _gamma_values(g, alpha, dt):
                 break
         out.append(max(tiny, float(f32(val)) if single else val))
     return _np.array(out, dtype=_np.float64).reshape(alpha.shape)
+
+
+class StandardGammaBackward0(Node):
+    def backward(self, grad):
+        # the implicit reparameterisation gradient lives with the distributions
+        from ..distributions.utils import _standard_gamma_grad
+        return grad * _standard_gamma_grad(self._saved_result, self._saved_self)
+
+
+def _gamma_input(input, kernel):
+    if input.dtype not in (_dt.float32, _dt.float64):
+        raise _not_impl(kernel, input.dtype)
+    a = input._data                 # torch fills a contiguous result: C order
+    return _np.ascontiguousarray(a).reshape(a.shape)
+
+
+def _standard_gamma(input, generator=None):
+    """Gamma(input, 1) draws (float32/float64) with torch's values for the seed;
+    differentiable in ``input`` by implicit reparameterisation."""
+    a = _gamma_input(input, "gamma_cpu")
+    with _np.errstate(over="ignore", divide="ignore"):
+        vals = _gamma_values(_gen(generator), a.astype(_np.float64), input.dtype)
+    r = wrap(vals.astype(a.dtype))
+    if needs_grad(input):
+        record(r, StandardGammaBackward0, (input,), self=input, result=r)
+    return r
+
+
+_DBL_MIN = float(_np.finfo(_np.float64).tiny)
+
+
+def _sample_dirichlet(input, generator=None):
+    """Dirichlet(input) draws over the last dim, as torch's CPU kernel: double gamma draws,
+    normalised in double, cast to the dtype and clamped to [tiny, 1 - ulp]."""
+    a = _gamma_input(input, "dirichlet")
+    gam = _gamma_values(_gen(generator), a.astype(_np.float64), _dt.float64)
+    gam = _np.maximum(gam, _DBL_MIN)
+    total = _R.torch_sum_last(gam) if gam.ndim and gam.size else gam
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        res = (gam / total).astype(a.dtype)
+    top = _np.nextafter(a.dtype.type(1), a.dtype.type(0))
+    res = _np.minimum(_np.maximum(res, _np.finfo(a.dtype).tiny), top)
+    r = wrap(_np.asarray(res, dtype=a.dtype))
+    if needs_grad(input):
+        record(r, NotImplemented, (input,), op="aten::_sample_dirichlet")
+    return r
 
 
 _BINOM_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
@@ -1039,9 +1175,9 @@ def _log1pf(x):
 
 
 def _binomial_one(g, count, prob, single):
-    """torch's sample_binomial for one (count, prob): BTRS when the mean is 10 or more,
-    inversion by geometric waiting times below; ``single`` does float32 where torch's float
-    kernel does."""
+    """torch's sample_binomial for one (count, prob) from ``_Uniforms`` ``g``: BTRS when the
+    mean is 10 or more, inversion by geometric waiting times below; ``single`` does float32
+    where torch's float kernel does."""
     f = (lambda v: float(_np.float32(v))) if single else float
 
     def btrs(n, p):
@@ -1054,7 +1190,7 @@ def _binomial_one(g, count, prob, single):
         alpha = (2.83 + 5.1 / b) * stddev
         m = math.floor(f(f(n + 1) * p))
         while True:
-            u, v = g._f64(2).tolist()
+            u, v = g.u(), g.u()
             u -= 0.5
             us = 0.5 - abs(u)
             k = f(math.floor((2 * a / us + b) * u + c))
@@ -1076,7 +1212,7 @@ def _binomial_one(g, count, prob, single):
         geom_sum = 0.0
         num = 0.0
         while True:
-            u = float(g._f64(1)[0])
+            u = g.u()
             geom_sum += math.ceil((math.log(u) if u > 0 else -math.inf) / logprob)
             if geom_sum > n:
                 return num
@@ -1109,7 +1245,11 @@ def binomial(count, prob, generator=None):
     c = xp.broadcast_to(count._data, shape).reshape(-1).tolist()
     p = xp.broadcast_to(prob._data, shape).reshape(-1).tolist()
     single = count.dtype is _dt.float32
-    vals = [_binomial_one(g, a, b, single) for a, b in zip(c, p)]
+    s = _Uniforms(g)
+    try:
+        vals = [_binomial_one(s, a, b, single) for a, b in zip(c, p)]
+    finally:
+        s.close()
     r = wrap(_np.array(vals, dtype=count.dtype.np).reshape(shape))
     if needs_grad(count, prob):
         record(r, NotImplemented, (count, prob), op="aten::binomial")

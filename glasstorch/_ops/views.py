@@ -1165,6 +1165,8 @@ select_scatter = _scatter_op("select_scatter", select, "SelectScatterBackward0")
 slice_scatter = _scatter_op("slice_scatter", _slice_view, "SliceScatterBackward0")
 as_strided_scatter = _scatter_op("as_strided_scatter", as_strided,
                                  "AsStridedScatterBackward0")
+for _fn in (diagonal_scatter, select_scatter, slice_scatter, as_strided_scatter):
+    register()(_fn)  # also Tensor methods, as in torch
 
 
 @register()

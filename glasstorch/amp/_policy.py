@@ -22,7 +22,7 @@ Policies:
 # glasstorch's recurrent layers (nn.LSTM/GRU/RNN and torch.lstm/gru/rnn_*) all run through
 # one internal kernel; torch autocasts it as mkldnn_rnn_layer for LSTM on the CPU and as the
 # cuDNN RNN (every mode) on CUDA. ("module:attr" entries wrap a module attribute.)
-RNN_KERNEL = "glasstorch._ops.attention:_rnn_stack"
+RNN_KERNEL = "glasstorch._ops.rnn:_rnn_stack"
 
 # --- CPU (torch's KERNEL_CPU lists; composite ops that torch decomposes into listed ops,
 # such as einsum/tensordot -> bmm, are listed where torch's results show their dtype) ---

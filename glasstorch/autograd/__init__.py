@@ -2,6 +2,7 @@
 
 from . import (
     _tensor_api,  # noqa: F401  (attaches Tensor.backward and hooks)
+    forward_ad,
     functional,
     graph,
 )
@@ -22,5 +23,5 @@ from .variable import Variable
 
 __all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "Node",
            "gradcheck", "gradgradcheck", "detect_anomaly", "set_detect_anomaly", "functional",
-           "graph", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "graph", "forward_ad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled"]

@@ -307,7 +307,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 
     # count dependencies over the reachable graph (iteratively)
     deps = {}
-    stack = [n for n, _ in roots]
+    stack = list({n: None for n, _ in roots})  # two outputs of one node are one root
     seen = set(stack)
     while stack:
         for nx, _ in stack.pop().next_functions:

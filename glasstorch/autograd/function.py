@@ -7,10 +7,13 @@ is there when backward runs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 
+from .._functorch.pyfunctorch import transform_stack
 from .._tensor import Tensor, _version_counter_of, _wrap
+from .forward_ad import _levels as _dual_levels
 from .grad_mode import _state, no_grad
 from .graph import Node, SavedTensor, edge_of
 
@@ -157,15 +160,31 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        """Forward-mode rule. glasstorch has no forward-mode AD, so nothing calls it."""
+        """Forward-mode rule: given one tangent per ``forward`` argument (None for
+        non-tensors), return one per output. ``autograd.forward_ad`` calls it;
+        torch.func.jvp/jacfwd differentiate ``backward`` twice instead, but like torch's
+        they refuse a Function that does not override it."""
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
+
+    # Either overriding ``vmap`` or setting this declares the Function usable under vmap;
+    # glasstorch's vmap runs it once per sample, which is what a generated rule does.
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """Batching rule for torch.func.vmap (see ``generate_vmap_rule``)."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
         """Call the Function: runs ``forward`` with a fresh ``ctx`` and, when grad mode is on and a
         tensor argument requires grad, records one ``<Name>Backward`` node whose backward is this
         class's ``backward``."""
+        if transform_stack:
+            _check_transformable(cls)
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         tensors = [args[i] for i in positions]
         ctx = cls._backward_cls(tuple(edge_of(t) for t in tensors),
@@ -173,7 +192,8 @@ class Function(metaclass=_FunctionMeta):
         ctx._tensor_positions = positions
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         separate_setup = cls.setup_context is not Function.setup_context
-        with no_grad():
+        dual = _dual_level_of(cls, args) if _dual_levels else None
+        with no_grad(), _forward_ad_paused(dual):
             if separate_setup:
                 output = cls.forward(*args, **kwargs)
             else:
@@ -185,10 +205,71 @@ class Function(metaclass=_FunctionMeta):
         differentiable = _state.grad_enabled and any(ctx.needs_input_grad)
         if not differentiable:
             _mark_dirty_without_graph(ctx)
-            return output
-        outputs = _connect_outputs(ctx, args, outputs)
-        _pack_saved(ctx, outputs)
-        return outputs if is_tuple else outputs[0]
+        else:
+            outputs = _connect_outputs(ctx, args, outputs)
+            _pack_saved(ctx, outputs)
+            output = outputs if is_tuple else outputs[0]
+        if dual is not None:
+            _attach_tangents(cls, ctx, dual, args, outputs)
+        return output
+
+
+def _dual_level_of(cls, args):
+    """The open forward-AD level if a dual tensor is among ``args`` (the Function must then
+    have a ``jvp``), else None."""
+    level = _dual_levels[-1]
+    if not any(level.tangent_of(a) is not None for a in args):
+        return None
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    return level
+
+
+@contextlib.contextmanager
+def _forward_ad_paused(level):
+    """``forward``'s own ops propagate no tangents: the Function's ``jvp`` gives them."""
+    if level is None:
+        yield
+        return
+    level.paused = True
+    try:
+        yield
+    finally:
+        level.paused = False
+
+
+def _attach_tangents(cls, ctx, level, args, outputs):
+    from .._ops.creation import zeros_like
+    tangents = [None if not isinstance(a, Tensor) else
+                (level.tangent_of(a) if level.tangent_of(a) is not None else zeros_like(a))
+                for a in args]
+    out_t = cls.jvp(ctx, *tangents)
+    out_t = out_t if isinstance(out_t, tuple) else (out_t,)
+    if len(out_t) != len(outputs):
+        raise RuntimeError(f"jvp() returned {len(out_t)} tangents, but forward returned "
+                           f"{len(outputs)} outputs")
+    for o, t in zip(outputs, out_t):
+        if isinstance(o, Tensor) and t is not None:
+            level.set_tangent(o, t)
+
+
+def _check_transformable(cls):
+    """torch's refusals of a Function under torch.func transforms."""
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError("In order to use an autograd.Function with functorch transforms "
+                           "(vmap, grad, jvp, jacrev, ...), it must override the setup_context "
+                           "staticmethod. For more details, please see "
+                           "https://pytorch.org/docs/main/notes/extending.func.html")
+    if "vmap" in transform_stack and not cls.generate_vmap_rule and \
+            cls.vmap is Function.vmap:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
+                           "support. Please override and implement the vmap staticmethod or "
+                           "set generate_vmap_rule=True. For more details, please see "
+                           "https://pytorch.org/docs/main/notes/extending.func.html")
+    if "jvp" in transform_stack and cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
 
 
 def _mark_dirty_without_graph(ctx):

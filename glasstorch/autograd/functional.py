@@ -1,7 +1,8 @@
 """autograd.functional: Jacobians, Hessians and vector products of whole functions.
 
-Built on reverse mode only: ``jvp`` uses the double-vjp trick (the vjp is
-linear in its cotangent, so differentiating it again gives the jvp).
+Built on reverse mode: ``jvp`` (and the forward-mode Jacobian, through
+``torch.func.jacfwd``) use the double-vjp trick (the vjp is linear in its
+cotangent, so differentiating it again gives the jvp).
 """
 
 from __future__ import annotations
@@ -102,10 +103,53 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             _maybe_single(jv, single_out))
 
 
+def _check_strategy(strategy, vectorize, create_graph, strict, hint=True):
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".' +
+                             (' Hint: If your function has more outputs than inputs, '
+                              '"forward-mode" tends to be more performant. Otherwise, prefer to '
+                              'use "reverse-mode".' if hint else ""))
+    if strategy == "forward-mode":
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or "
+                                      "forward-over-reverse Hessian isonly implemented for "
+                                      "`vectorize=True`.")
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.')
+    if vectorize and strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
+
+
+def _forward_jacobian(func, inputs):
+    """jacobian(strategy="forward-mode"): one Jacobian-vector product per input element
+    (torch.func.jacfwd); like torch's, the blocks come in lists when ``inputs`` is a tuple."""
+    from ..func import jacfwd
+    single_in = isinstance(inputs, Tensor)
+    ins = _tuple(inputs)
+    jac = jacfwd(func, argnums=tuple(range(len(ins))))(*ins)
+    if isinstance(jac, tuple) and isinstance(jac[0], tuple):  # several outputs
+        rows = [list(r) for r in jac] if not single_in else [r[0] for r in jac]
+        return rows if not single_in else tuple(rows)
+    return jac[0] if single_in else list(jac)
+
+
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
-    """The Jacobian of ``func`` at ``inputs``: shape ``out.shape + in.shape`` per pair."""
+    """The Jacobian of ``func`` at ``inputs``: shape ``out.shape + in.shape`` per pair.
+
+    ``strategy="forward-mode"`` (which needs ``vectorize=True``) builds it column by column
+    from Jacobian-vector products, cheaper when there are more outputs than inputs.
+    ``vectorize=True`` in reverse mode gives the same rows as the default loop.
+    """
     import glasstorch
+    _check_strategy(strategy, vectorize, create_graph, strict)
+    if strategy == "forward-mode":
+        return _forward_jacobian(func, inputs)
     single_in = isinstance(inputs, Tensor)
     with enable_grad():
         ins = _prepare(_tuple(inputs), create_graph)
@@ -141,7 +185,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
-    """The Hessian of a scalar function at ``inputs``."""
+    """The Hessian of a scalar function at ``inputs``: the Jacobian of its gradient, taken
+    with ``outer_jacobian_strategy`` (forward-over-reverse needs ``vectorize=True``)."""
+    _check_strategy(outer_jacobian_strategy, vectorize, create_graph, strict, hint=False)
     single_in = isinstance(inputs, Tensor)
 
     def gradient(*xs):
@@ -154,7 +200,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         gs = tuple(g if g is not None else glasstorch.zeros_like(x) for g, x in zip(gs, xs))
         return gs[0] if single_in else gs
 
-    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
+    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
+                    vectorize=vectorize, strategy=outer_jacobian_strategy)
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):

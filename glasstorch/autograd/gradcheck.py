@@ -60,12 +60,35 @@ def _analytical_jacobian(outputs, inputs, i, out_index, create_graph=False):
     return rows
 
 
+def _forward_jacobian(func, inputs, k, n_outputs):
+    """d outputs / d inputs[k] by forward-mode AD, one (n_in, n_out) array per output."""
+    import glasstorch
+
+    from . import forward_ad
+    x = inputs[k]
+    cols = [[] for _ in range(n_outputs)]
+    for j in range(x.numel()):
+        tangent = glasstorch.zeros(x.numel(), dtype=x.dtype)
+        tangent._data[j] = 1
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[k] = forward_ad.make_dual(x, tangent.view(x.shape))
+            outs = _differentiable_outputs(func(*args))
+            for c, o in zip(cols, outs):
+                t = forward_ad.unpack_dual(o).tangent
+                c.append(np.zeros(o.numel()) if t is None else
+                         t._data.astype(np.float64).reshape(-1))
+    return [np.stack(c) if c else np.zeros((0, 0)) for c in cols]
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """Check ``func``'s gradients w.r.t. the inputs that require grad against finite
-    differences. Use float64 inputs; returns True, or raises GradcheckError."""
+    differences: reverse mode (``check_backward_ad``) and forward mode (``check_forward_ad``,
+    through ``autograd.forward_ad``). Use float64 inputs; returns True, or raises
+    GradcheckError."""
     inputs = _as_tuple(inputs)
     tensors = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not tensors:
@@ -80,18 +103,25 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           "complex. ", UserWarning, stacklevel=2)
     outputs = _differentiable_outputs(func(*inputs))
     positions = [k for k, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    forward = {k: _forward_jacobian(func, inputs, k, len(outputs)) for k in positions} \
+        if check_forward_ad else {}
     for out_index in range(len(outputs)):
         for k in positions:
-            analytical = _analytical_jacobian(outputs, inputs, k, out_index)
             numerical = _numerical_jacobian(lambda *a: _differentiable_outputs(func(*a)),
                                             inputs, k, out_index, eps)
-            if numerical.size and not np.allclose(analytical, numerical, rtol=rtol,
-                                                  atol=atol):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {out_index} with respect to input {k},\n"
-                    f"numerical:{numerical}\nanalytical:{analytical}\n")
+            checks = []
+            if check_backward_ad:
+                checks.append(("", _analytical_jacobian(outputs, inputs, k, out_index)))
+            if check_forward_ad:
+                checks.append((" computed with forward mode", forward[k][out_index]))
+            for how, analytical in checks:
+                if numerical.size and not np.allclose(analytical, numerical, rtol=rtol,
+                                                      atol=atol):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(
+                        f"Jacobian{how} mismatch for output {out_index} with respect to input "
+                        f"{k},\nnumerical:{numerical}\nanalytical:{analytical}\n")
     return True
 
 

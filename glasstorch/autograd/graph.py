@@ -260,10 +260,9 @@ class AccumulateGrad(Node):
 
 def grad_accumulator(leaf) -> AccumulateGrad:
     """The (cached) AccumulateGrad node of a leaf that requires grad."""
-    acc = leaf.__dict__.get("_grad_accumulator")
+    acc = getattr(leaf, "_grad_accumulator", None)  # a slot: __dict__ stays the user's
     if acc is None:
-        acc = AccumulateGrad(leaf)
-        leaf.__dict__["_grad_accumulator"] = acc
+        acc = leaf._grad_accumulator = AccumulateGrad(leaf)
     return acc
 
 

@@ -43,7 +43,8 @@ __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_proc
            "recv", "isend", "irecv", "batch_isend_irecv", "P2POp", "gather_object",
            "scatter_object_list", "Store", "HashStore", "FileStore", "TCPStore", "PrefixStore",
            "DistError", "DistBackendError", "DistStoreError", "DistNetworkError",
-           "is_gloo_available", "get_node_local_rank", "default_pg_timeout", "GradBucket"]
+           "is_gloo_available", "get_node_local_rank", "default_pg_timeout", "GradBucket",
+           "DeviceMesh", "init_device_mesh"]
 
 _group = {}      # the default group's state: backend, world_size, rank, store, groups
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -242,10 +243,13 @@ class Work:
 
 
 def is_available() -> bool:
-    """False, as a torch built without distributed support answers: glasstorch has process
-    groups, collectives and DDP over MPI but not DTensor, DeviceMesh, FSDP or distributed
-    checkpointing, which every torch with distributed support has and which libraries
-    (transformers, accelerate) import once this says True."""
+    """False, as a torch built without distributed support answers. glasstorch has process
+    groups, collectives, DDP, ZeroRedundancyOptimizer, DeviceMesh, DTensor, FSDP (the
+    flat-parameter FullyShardedDataParallel) and distributed checkpointing over MPI, all
+    usable directly; but libraries that see True import more at their own import time
+    (transformers: ``_composable.fsdp.fully_shard`` and ``fsdp.MixedPrecisionPolicy`` of
+    FSDP2, ``_functional_collectives``; lightning: ``distributed.constants``), which
+    glasstorch does not have, so True would break importing them."""
     return False
 
 
@@ -1105,3 +1109,7 @@ class GradBucket:
     def is_last(self) -> bool:
         """Whether this is the last bucket of the iteration."""
         return self._is_last
+
+
+# torch.distributed names these at its top level too (imported last: they build on the above)
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: E402

@@ -148,6 +148,7 @@ class _Progress:
                     self.items = [p for p in self.items if p not in finished]
                 for p in finished:
                     p._complete()
+                items = finished = p = None   # idle, the thread must keep no buffer alive
                 delay = 0.0
             else:
                 # back off so that polling does not steal the CPU the peers compute on

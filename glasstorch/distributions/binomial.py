@@ -9,7 +9,6 @@ from .distribution import Distribution
 from .utils import (
     _EMPTY_SIZE,
     _lgamma,
-    _sample_binomial,
     broadcast_all,
     lazy_property,
     logits_to_probs,
@@ -93,7 +92,7 @@ class Binomial(Distribution):
     def sample(self, sample_shape=_EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
         with torch.no_grad():
-            return _sample_binomial(self.total_count.expand(shape), self.probs.expand(shape))
+            return torch.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

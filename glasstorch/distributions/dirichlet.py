@@ -7,7 +7,7 @@ import glasstorch.nn.functional as F
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _digamma, _lgamma, _standard_gamma
+from .utils import _digamma, _lgamma
 
 __all__ = ["Dirichlet"]
 
@@ -42,7 +42,7 @@ class Dirichlet(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         conc = self.concentration.expand(shape)
         # normalise in float64: float32 gamma draws for small concentrations underflow
-        gammas = _standard_gamma(conc.double())
+        gammas = torch._standard_gamma(conc.double())
         x = (gammas / gammas.sum(-1, keepdim=True)).to(conc.dtype)
         return x.clamp(min=torch.finfo(conc.dtype).tiny)
 

@@ -52,9 +52,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=_EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
-        # -log(U) for U uniform on (0, 1]: a standard exponential.
-        u = torch.rand(shape, dtype=self.rate.dtype)
-        return -torch.log1p(-u) / self.rate
+        return self.rate.new(shape).exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

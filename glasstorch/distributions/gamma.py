@@ -8,7 +8,7 @@ import glasstorch as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _EMPTY_SIZE, _digamma, _gammainc, _lgamma, _standard_gamma, broadcast_all
+from .utils import _EMPTY_SIZE, _digamma, _gammainc, _lgamma, broadcast_all
 
 __all__ = ["Gamma"]
 
@@ -56,7 +56,7 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, sample_shape=_EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
-        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value = torch._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         # keep samples strictly positive (underflow would give log_prob = -inf)
         value.detach().clamp_(min=torch.finfo(value.dtype).tiny)
         return value

@@ -56,9 +56,8 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=_EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
         finfo = torch.finfo(self.loc.dtype)
-        # u uniform on (-1, 1), kept away from -1 so log1p stays finite
-        u = torch.rand(shape, dtype=self.loc.dtype) * 2 - 1
-        u = u.clamp(min=finfo.eps - 1)
+        # u uniform on [eps - 1, 1), away from -1 so log1p stays finite
+        u = self.loc.new(shape).uniform_(finfo.eps - 1, 1)
         return self.loc - self.scale * u.sign() * torch.log1p(-u.abs())
 
     def log_prob(self, value):

@@ -13,7 +13,6 @@ import math
 from functools import update_wrapper
 
 import glasstorch as torch
-from glasstorch._core.random import default_generator
 from glasstorch._ops._common import Node, Tensor, needs_grad, record, wrap, xp
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs",
@@ -231,25 +230,6 @@ def _mvlgamma(t, p):
 
 # ----------------------------------------------------------------------------- gamma sampling
 
-def _np_generator(generator=None):
-    return (generator or default_generator).np
-
-
-class StandardGammaBackward0(Node):
-    def backward(self, grad):
-        return grad * _standard_gamma_grad(self._saved_result, self._saved_self)
-
-
-def _standard_gamma(alpha, generator=None):
-    """Gamma(alpha, 1) samples; gradients w.r.t. alpha by implicit reparameterisation."""
-    a = alpha._data
-    x = _np_generator(generator).standard_gamma(a.astype(xp.float64))
-    r = wrap(xp.asarray(x, a.dtype))
-    if needs_grad(alpha):
-        record(r, StandardGammaBackward0, (alpha,), self=alpha, result=r)
-    return r
-
-
 def _pgamma_np(a, x):
     """Regularised lower incomplete gamma P(a, x) (float64, vectorised)."""
     small = x < a + 1
@@ -305,14 +285,6 @@ def _standard_gamma_grad(x, alpha):
     """Reparameterisation gradient d sample / d alpha, as ``torch._standard_gamma_grad``."""
     g = _standard_gamma_grad_np(x._data, alpha._data)
     return wrap(xp.asarray(g, x._data.dtype))
-
-
-def _sample_binomial(count, probs, generator=None):
-    c, p = xp.broadcast_arrays(count._data, probs._data)
-    n = _np_generator(generator).binomial(c.astype(xp.int64), xp.clip(p.astype(xp.float64), 0, 1))
-    return wrap(n.astype(probs._data.dtype))
-
-
 
 
 class IgammaBackward0(Node):

@@ -4,8 +4,8 @@ Python generated from the graph; ``trace`` records one run through the dispatch 
 markers (``ignore``, ``unused``, ``export``, ``_overload``), ``Final``/``annotate``/
 ``Attribute``, ``fork``/``wait`` (eager futures), ``isinstance`` for typed containers and the
 ``ScriptModule``/``ScriptFunction`` types are here as in torch. ``PYTORCH_JIT=0`` (read at
-import, as torch does) makes ``script`` and ``trace`` return their argument. Saving scripted
-programs (``torch.jit.save``/``load``) is not implemented yet.
+import, as torch does) makes ``script`` and ``trace`` return their argument. ``save``/``load``
+read and write TorchScript archives in torch's format (see ``_serialization``).
 """
 
 from __future__ import annotations
@@ -36,9 +36,12 @@ from ._script import (  # noqa: F401
     ScriptFunction,
     ScriptModule,
     freeze,
+    interface,
+    optimize_for_inference,
     script,
     script_method,
 )
+from ._serialization import load, save
 from ._trace import (  # noqa: F401
     TopLevelTracedModule,
     TracedModule,
@@ -50,9 +53,9 @@ from ._trace import (  # noqa: F401
 )
 
 __all__ = ["Attribute", "Error", "Future", "ScriptFunction", "ScriptModule", "TracerWarning",
-           "annotate", "export", "fork", "freeze", "ignore", "is_scripting", "is_tracing",
-           "isinstance", "script", "script_if_tracing", "trace", "trace_module", "unused",
-           "wait"]
+           "annotate", "export", "fork", "freeze", "ignore", "interface", "is_scripting",
+           "is_tracing", "isinstance", "load", "optimize_for_inference", "save", "script",
+           "script_if_tracing", "trace", "trace_module", "unused", "wait"]
 
 # ``x: torch.jit.Final[int]`` marks a module constant for TorchScript; it is typing's Final.
 Final = typing.Final

@@ -78,6 +78,8 @@ def type_from_python(obj, where=None):
     gt = _glasstorch()
     if obj is None or obj is type(None):
         return NoneT
+    if isinstance(obj, JitType):      # a class of a loaded archive
+        return obj
     if isinstance(obj, type):
         if issubclass(obj, Tensor):
             return TensorT
@@ -208,7 +210,7 @@ _BOOL_RESULT = {"is_floating_point", "is_complex", "is_contiguous", "equal", "al
                 "is_neg", "is_storage", "are_deterministic_algorithms_enabled"}
 _LIST_TENSOR_RESULT = {"split", "chunk", "unbind", "tensor_split", "split_with_sizes",
                        "broadcast_tensors", "meshgrid", "unsafe_chunk", "unsafe_split", "hsplit",
-                       "vsplit", "dsplit"}
+                       "vsplit", "dsplit", "unsafe_split_with_sizes"}
 _PAIR = TupleT([TensorT, TensorT])
 _TUPLE_RESULT = {"sort": _PAIR, "topk": _PAIR, "kthvalue": _PAIR, "mode": _PAIR,
                  "std_mean": _PAIR, "var_mean": _PAIR, "aminmax": _PAIR, "cummax": _PAIR,
@@ -313,10 +315,14 @@ class _Scope:
 class FunctionCompiler:
     """Compiles one Python function (or method, with ``self_info`` for the module) to a Graph."""
 
-    def __init__(self, fn, self_info=None, name=None, resolver=None):
+    def __init__(self, fn, self_info=None, name=None, resolver=None, archive=None):
         self.fn = fn
         self.self_info = self_info
         self.resolver = resolver
+        self.archive = archive is not None
+        if archive is not None:
+            self._init_archive(archive, name)
+            return
         self.name = name or fn.__name__
         try:
             src_lines, first = inspect.getsourcelines(fn)
@@ -353,6 +359,30 @@ class FunctionCompiler:
         self.return_types = []
         self.loops = []
         self.tmp = 0
+
+    def _init_archive(self, archive, name):
+        """Compile a function of a loaded archive: ``archive`` is (function AST, source lines,
+        file name, namespace). Its names resolve only in the namespace, and annotations and
+        defaults are read without evaluating code."""
+        self.fdef, self.lines, self.filename, self.globals = archive
+        self.name = name or self.fdef.name
+        self.first_line = 1
+        self.indent = 0
+        self.closure = {}
+        self.graph = _ir.Graph()
+        self.decl = {}
+        self.return_types = []
+        self.loops = []
+        self.tmp = 0
+
+    def _defaults(self):
+        if not self.archive:
+            sig = inspect.signature(self.fn)
+            return {k: p.default for k, p in sig.parameters.items()}
+        a = self.fdef.args
+        pos = a.posonlyargs + a.args
+        return {p.arg: ast.literal_eval(d) for p, d in zip(pos[len(pos) - len(a.defaults):],
+                                                           a.defaults)}
 
     # -- locations and errors
     def loc(self, node):
@@ -398,7 +428,7 @@ class FunctionCompiler:
                                     "Compiled functions can't take variable number of arguments "
                                     "or use keyword-only arguments with defaults")
         params = a.posonlyargs + a.args + a.kwonlyargs
-        sig = inspect.signature(self.fn)
+        given = self._defaults()
         scope = _Scope()
         self.block = self.graph.block
         names, types, defaults = [], [], []
@@ -412,8 +442,7 @@ class FunctionCompiler:
                 t = self.annotation(p.annotation)
             else:
                 t = TensorT
-            default = sig.parameters[p.arg].default if p.arg in sig.parameters else \
-                inspect.Parameter.empty
+            default = given.get(p.arg, inspect.Parameter.empty)
             if default is not inspect.Parameter.empty and not check_value(default, t):
                 if p.annotation is None:
                     raise self.type_err(self.fdef, f'Expected a default value of type Tensor '
@@ -464,6 +493,8 @@ class FunctionCompiler:
         return type_from_python(obj, self.loc(ann))
 
     def eval_py(self, expr):
+        if self.archive:
+            return _archive_eval(expr, self.globals, self)
         ns = dict(self.globals)
         ns.update(self.closure)
         try:
@@ -849,20 +880,30 @@ class FunctionCompiler:
         n = self.emit("prim::If", [c], [], node=s, pure=False)
         saved = self.block
         results = []
+        decl0 = self.decl
         for body, ref in ((body_t, rt), (body_f, rf)):
             b = _ir.Block()
             n.blocks.append(b)
             self.block = b
-            sc = scope.copy()
+            self.decl = dict(decl0)    # a name first assigned in one branch is not declared
+            sc = scope.copy()          # in the other: the branches' types unify after the if
             self.refine(sc, ref, s)
             term = False
             try:
                 self.stmts(body, sc)
             except _Terminated:
                 term = True
-            results.append((b, sc, term))
+            results.append((b, sc, term, self.decl))
         self.block = saved
-        (bt, st, tt), (bf, sf, tf) = results
+        self.decl = decl0
+        new_names = {}
+        for d in (results[0][3], results[1][3]):
+            for k, t in d.items():
+                if k not in decl0:
+                    prev = new_names.get(k)
+                    new_names[k] = t if prev is None else unify(prev, t) or prev
+        self.decl.update(new_names)
+        (bt, st, tt, _), (bf, sf, tf, _) = results
         if tt and tf:
             raise _Terminated
         names = []
@@ -1281,6 +1322,8 @@ class FunctionCompiler:
             return self.const(obj, node)
         if isinstance(obj, tuple) and all(_is_constant_like(x) for x in obj):
             return self.const(obj, node)
+        if isinstance(obj, Tensor) and self.archive:    # an archive's CONSTANTS.c<i>
+            return self.const(obj, node, TensorT)
         if isinstance(obj, Tensor):
             raise self.type_err(node, "python value of type 'Tensor' cannot be used as a value. "
                                       "Perhaps it is a closed over global variable? If so, "
@@ -1730,6 +1773,14 @@ class FunctionCompiler:
             if v.type != t:
                 v = self.call("prim::unchecked_cast", [v], t, "{0}", "{0}", e)
             return v
+        if obj is unchecked_cast:
+            t = self.annotation(e.args[0])
+            return self.call("prim::unchecked_cast", [self.value(e.args[1], scope)], t, "{0}",
+                             f"unchecked_cast({t.py()}, {{0}})", e)
+        if obj is uninitialized:
+            t = self.annotation(e.args[0])
+            return self.emit("prim::Uninitialized", [], [t], tpl="None",
+                             code=f"uninitialized({t.py()})", node=e).output()
         if obj in (jit.is_scripting, _glasstorch_internal_is_scripting()):
             return self.const(True, e)
         if obj is jit.is_tracing:
@@ -1803,8 +1854,9 @@ class FunctionCompiler:
         bound = sf._bind_static(args, kws, e, self)
         ref = self.graph.const_ref(sf)
         at = self.arg_tpl(0, len(bound), [])
-        return self.call("prim::CallFunction", bound, sf._return_type, f"{ref}._run({at})",
-                         f"{sf.qualified_name}({at})", e, pure=False)
+        return self.emit("prim::CallFunction", bound, [sf._return_type], f"{ref}._run({at})",
+                         f"{sf.qualified_name}({at})", e, attrs={"fn": sf},
+                         pure=False).output()
 
     def call_ignored(self, fn, e, scope, modifier):
         args, kws = self.args_of(e, scope)
@@ -1938,7 +1990,7 @@ class FunctionCompiler:
                 raise self.type_err(e, info.missing_attr_message(attr))
             return self.const(val, e, info.attr_type(attr))
         if kind == "method":
-            fn = inspect.getattr_static(type(mod), attr)
+            fn = inspect.getattr_static(type(mod), attr, None)
             if isinstance(fn, staticmethod):    # compiled as a plain function
                 return _Sugar("py", fn.__func__)
             return _Sugar("modmethod", None, module=sugar, name=attr)
@@ -2009,6 +2061,38 @@ class _CompStep(ast.stmt):
         super().__init__()
         self.fn = fn
         self.lineno = self.col_offset = 0
+
+
+def _archive_eval(expr, ns, comp):
+    """The value of a name, attribute chain, subscript (``List[int]``) or literal in an
+    archive's code, looked up in namespace ``ns``: nothing is called or executed."""
+    if isinstance(expr, ast.Constant):
+        return expr.value
+    if isinstance(expr, ast.Name) and expr.id in ns:
+        return ns[expr.id]
+    if isinstance(expr, ast.Attribute):
+        base = _archive_eval(expr.value, ns, comp)
+        if not expr.attr.startswith("_") or getattr(base, "_archive_namespace", False):
+            return getattr(base, expr.attr)
+    if isinstance(expr, ast.Tuple):
+        return tuple(_archive_eval(e, ns, comp) for e in expr.elts)
+    if isinstance(expr, ast.Subscript):
+        base = _archive_eval(expr.value, ns, comp)
+        if base in (list, dict, tuple, typing.Optional, typing.Final, typing.Union):
+            return base[_archive_eval(expr.slice, ns, comp)]
+    raise comp.type_err(expr, f"unknown name or type in archive code: '{ast.unparse(expr)}'")
+
+
+def uninitialized(type_):
+    """``uninitialized(T)`` in TorchScript source: a value of type ``T`` on a path that
+    raises before using it (compiled to ``prim::Uninitialized``; never called)."""
+    raise RuntimeError("uninitialized() is TorchScript's and runs only compiled")
+
+
+def unchecked_cast(type_, value):
+    """``unchecked_cast(T, v)`` in TorchScript source: ``v`` taken as type ``T`` (an
+    Optional known to hold a value); never called."""
+    raise RuntimeError("unchecked_cast() is TorchScript's and runs only compiled")
 
 
 def _completed_future(value):

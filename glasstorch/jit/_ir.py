@@ -334,11 +334,12 @@ class _Namer:
     """Names for values in generated source: variables keep their name (with a counter for
     later versions, as torch's ``.code`` does), temporaries are ``_0``, ``_1``."""
 
-    def __init__(self, reserved=()):
+    def __init__(self, reserved=(), constants=None):
         self.names = {}
         self.used = set(reserved)
         self.tmp = 0
         self.n_consts = 0
+        self.constants = constants    # an archive's table: CONSTANTS.c<i> index it
 
     def name(self, v):
         n = self.names.get(v)
@@ -465,10 +466,14 @@ def _emit_loop(graph, n, args, env, out, depth):
 
 
 # --------------------------------------------------------------------------- .code
-def code_source(graph, header, self_name=None):
+def code_source(graph, header, constants=None, form=None):
     """TorchScript's Python-like ``.code``: one statement per effectful node, constants and
-    single-use pure expressions inlined (as torch's printer does)."""
-    namer = _Namer(reserved={"torch", "ops", "annotate", "unchecked_cast"})
+    single-use pure expressions inlined (as torch's printer does). With ``constants`` (a
+    list) the source is for an archive: tensor constants are appended to it, and dtypes and
+    devices are spelled as torch's parser reads them."""
+    namer = _Namer({"torch", "ops", "annotate", "unchecked_cast"}, constants)
+    namer.graph = graph
+    namer.form = form         # archives: (graph, node, args) -> torch's spelling, or None
     exprs = {}
     params = graph.inputs
     for v in params:
@@ -485,7 +490,17 @@ def _code_ref(v, namer, exprs):
     return e if e is not None else namer.name(v)
 
 
-def _code_literal(val):
+def _code_literal(val, archive=False):
+    if archive and _is_simple(val):
+        if type(val).__name__ == "dtype":      # TorchScript holds a dtype as its code
+            from ..library import _SCALAR_TYPE_CODES
+            return str(_SCALAR_TYPE_CODES[str(val).replace("torch.", "")])
+        return f'torch.device("{val}")'
+    if archive and isinstance(val, list):
+        return "[" + ", ".join(_code_literal(x, True) for x in val) + "]"
+    if archive and isinstance(val, tuple):
+        return "(" + "".join(_code_literal(x, True) + ", " for x in val)[:-2] + \
+            ("," if len(val) == 1 else "") + ")"
     if isinstance(val, float):
         if math.isinf(val):
             return "inf" if val > 0 else "-inf"
@@ -508,8 +523,12 @@ def _code_block(block, namer, exprs, out, depth):
         args = [_code_ref(v, namer, exprs) for v in n.inputs]
         k = n.kind
         if k == "prim::Constant":
-            lit = _code_literal(n.attrs.get("value"))
-            if lit is None:
+            archive = namer.constants is not None
+            lit = _code_literal(n.attrs.get("value"), archive)
+            if lit is None and archive:
+                lit = f"CONSTANTS.c{len(namer.constants)}"
+                namer.constants.append(n.attrs.get("value"))
+            elif lit is None:
                 lit = f"CONSTANTS.c{namer.n_consts}"
                 namer.n_consts += 1
             exprs[n.outputs[0]] = lit
@@ -579,6 +598,8 @@ def _code_block(block, namer, exprs, out, depth):
             out.append(f"{pad}{'break' if k == 'prim::BreakStmt' else 'continue'}")
             continue
         expr = (n.code or n.kind).format(*args)
+        if namer.form is not None:
+            expr = namer.form(namer.graph, n, args) or expr
         if not n.outputs:
             out.append(f"{pad}{expr}")
         elif len(n.outputs) == 1:

@@ -26,7 +26,7 @@ from ._internal import FunctionModifiers
 from ._state import _enabled
 
 __all__ = ["ScriptModule", "RecursiveScriptModule", "ScriptFunction", "Attribute", "script",
-           "script_method", "freeze"]
+           "script_method", "freeze", "optimize_for_inference", "interface"]
 
 
 class FunctionSchema:
@@ -64,16 +64,18 @@ class ScriptFunction:
         raise pickle.PickleError("ScriptFunction cannot be pickled")
 
     @classmethod
-    def _make(cls, fn, self_info=None, name=None):
+    def _make(cls, fn, self_info=None, name=None, compiler=None):
+        """Compile Python function ``fn``, or with ``compiler`` (a FunctionCompiler over an
+        archive's source) the function that compiler holds."""
         from ._compiler import FunctionCompiler
         obj = object.__new__(cls)
         obj._fn = fn
         obj.__name__ = obj.name = name or fn.__name__
-        obj.__doc__ = fn.__doc__
+        obj.__doc__ = getattr(fn, "__doc__", None)
         obj.__wrapped__ = fn
         obj._has_self = self_info is not None
         obj.compiled = True
-        comp = FunctionCompiler(fn, self_info, obj.name)
+        comp = compiler or FunctionCompiler(fn, self_info, obj.name)
         graph, names, types_, defaults, ret = comp.compile()
         _ir.eliminate_dead_code(graph)
         obj.graph = graph
@@ -81,8 +83,9 @@ class ScriptFunction:
         obj._return_type = ret
         obj.schema = FunctionSchema(obj.name, names, types_, defaults, ret)
         mod = getattr(fn, "__module__", "") or ""
-        obj.qualified_name = (f"__torch__.{mod}.{fn.__qualname__}" if mod != "__main__"
-                              else f"__torch__.{fn.__qualname__}").replace(".<locals>", "")
+        obj.qualified_name = obj.name if fn is None else (
+            f"__torch__.{mod}.{fn.__qualname__}" if mod != "__main__"
+            else f"__torch__.{fn.__qualname__}").replace(".<locals>", "")
         params = ["self"] if obj._has_self else []
         params += [f"a{i}" for i in range(len(names))]
         src = _ir.python_source(graph, "_fn", params)
@@ -182,6 +185,11 @@ class ScriptFunction:
                                        f"'{nm}' but instead found type '{out[i].type.py()}'."
                                        f"\nDeclaration: {self.schema}")
         return out
+
+    def save(self, f, _extra_files=None):
+        """Write the function as a TorchScript archive (``torch.jit.save``)."""
+        from ._serialization import save
+        save(self, f, _extra_files)
 
     def __repr__(self):
         return f"<torch.jit.ScriptFunction object at {hex(id(self))}>"
@@ -394,6 +402,12 @@ class ScriptModule(Module):
     def __init__(self, arg=None):
         super().__init__()
 
+    def save(self, f, _extra_files=None):
+        """Write the module as a TorchScript archive (``torch.jit.save``) that PyTorch's
+        ``torch.jit.load`` reads."""
+        from ._serialization import save
+        save(self, f, _extra_files)
+
 
 _MODULE_INTERNALS = frozenset(Module().__dict__)
 
@@ -553,8 +567,8 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
                            "Please call .eval() on your module before freezing.")
     info = mod.__dict__.get("_info")
     if info is None:
-        raise RuntimeError("glasstorch freezes scripted modules (torch.jit.script); this "
-                           "module was traced")
+        from ._trace import freeze_traced
+        return freeze_traced(mod, preserved_attrs)
     orig = info.module
     was = orig.training
     orig.train(False)
@@ -569,6 +583,31 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
         orig.train(was)
     frozen.__dict__["training"] = False
     return frozen
+
+
+def interface(obj):
+    """``@torch.jit.interface``: mark class ``obj`` as a TorchScript interface type, the
+    methods (signatures only) that a module attribute annotated with it must have. Scripted
+    code calls the module the attribute holds; the class stays a plain Python class."""
+    warnings.warn("`torch.jit.interface` is deprecated. Please use `torch.compile` instead.",
+                  DeprecationWarning, stacklevel=2)
+    if not inspect.isclass(obj):
+        raise RuntimeError("interface must be applied to a class")
+    mod = obj.__module__
+    obj.__torch_script_interface__ = (f"__torch__.{mod}.{obj.__qualname__}" if mod != "__main__"
+                                      else f"__torch__.{obj.__qualname__}")
+    return obj
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """``torch.jit.optimize_for_inference``: ``mod`` put in eval mode and frozen (keeping
+    ``other_methods``). glasstorch runs no further graph passes: its frozen graphs already
+    hold the parameters as constants and its kernels are the eager ones."""
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please "
+                           "use torch.jit.script or torch.jit.trace to script your "
+                           "'nn.Module'.")
+    return freeze(mod.eval(), preserved_attrs=other_methods or [])
 
 
 if _enabled:

@@ -201,13 +201,14 @@ class _Recorder:
         ref = self.graph.const_ref(sf)
         code = f"{sf.qualified_name}({at})"
         if isinstance(out, Tensor):
-            n = self.emit("prim::CallFunction", ins, [_tensor_type(out)], f"{ref}({at})", code)
+            n = self.emit("prim::CallFunction", ins, [_tensor_type(out)], f"{ref}({at})", code,
+                          attrs={"fn": sf})
             n.pure = False
             self.bind(out, n.output())
             return
         types_ = [_tensor_type(t) if isinstance(t, Tensor) else _const_type(t) for t in out]
         whole = self.emit("prim::CallFunction", ins, [_ir.TupleT(types_)], f"{ref}({at})",
-                          code).output()
+                          code, attrs={"fn": sf}).output()
         whole.node.pure = False
         unpack = self.emit("prim::TupleUnpack", [whole], types_, "{0}", "{0}")
         for t, v in zip(out, unpack.outputs):
@@ -232,7 +233,7 @@ def _const_type(v):
 
 
 def _class_name(m):
-    cls = type(m)
+    cls = m if isinstance(m, type) else type(m)
     mod = cls.__module__.replace("glasstorch", "torch", 1) if cls.__module__.startswith(
         "glasstorch") else cls.__module__
     return (f"__torch__.{mod}.{cls.__qualname__}" if mod != "__main__"
@@ -597,6 +598,49 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
             for c in checks:
                 _check(fn, tm.__dict__[method_name], _inputs_tuple(c), kw, check_tolerance)
     return tm
+
+
+class _Snapshot:
+    """A recorded graph standing alone (what ``_TracedFunction`` is built from)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+
+def freeze_traced(tm, preserved_attrs=()):
+    """``torch.jit.freeze`` of a traced module: a copy whose graphs read no attribute; each
+    parameter and buffer they read is folded in as a constant (a snapshot of its value)."""
+    import copy
+    frozen = TopLevelTracedModule()
+    d = frozen.__dict__
+    d["training"] = False
+    d["_original_name"] = tm.__dict__.get("_original_name", "Module")
+    d["_orig_class"] = tm.__dict__.get("_orig_class")
+    d["_traced"] = {}
+    for name, tf in tm.__dict__["_traced"].items():
+        # tensors are copied (the snapshot), the functions the graph calls are shared
+        keep = {id(c): c for c in tf.graph.consts if not isinstance(c, Tensor)}
+        graph = copy.deepcopy(tf.graph, keep)
+        self_v = graph.inputs[0]
+        objs = {self_v: tm}
+        for n in graph.block.nodes:
+            if n.kind == "prim::GetAttr" and n.inputs[0] in objs:
+                val = getattr(objs[n.inputs[0]], n.attrs["name"])
+                if isinstance(val, Tensor):
+                    n.kind, n.attrs, n.tpl, n.code = "prim::Constant", {
+                        "value": val.detach().clone()}, None, None
+                    n.inputs[0].uses -= 1
+                    n.inputs = []
+                else:
+                    objs[n.outputs[0]] = val
+        _ir.eliminate_dead_code(graph)
+        new = _TracedFunction(_Snapshot(graph), tf._names, tf.name, True)
+        d["_traced"][name] = new
+        d[name] = _bound(new, frozen)
+    for nm in preserved_attrs or ():
+        if nm not in d["_traced"] and hasattr(tm, nm):
+            d[nm] = getattr(tm, nm)
+    return frozen
 
 
 def _traced_function_type():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .._core import dtype as _dt
 from .._core.backend import xp
 from .._tensor import Tensor, _wrap
-from ..overrides import _disabled_torch_function_impl
+from ..overrides import DisableTorchFunctionSubclass, _disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
            "is_lazy"]
@@ -28,6 +28,8 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
+        if hasattr(type(data), "_as_parameter"):     # a DTensor stays one, as in torch
+            return data._as_parameter(requires_grad)
         return Tensor._make_subclass(cls, data, requires_grad)
 
     def __repr__(self):
@@ -71,9 +73,24 @@ class _Uninitialized:
     """Mixin for placeholders whose shape is known only at the first forward."""
 
     cls_to_become = None
-    # Kept out of dispatch like Parameter (torch's mixin raises for most ops instead; here an
-    # op sees the empty placeholder data).
-    __torch_function__ = _disabled_torch_function_impl
+    # what may touch a placeholder (torch's list): conversions, size, copy_, and properties
+    # (their descriptors' method-wrappers, so that Module.to can set .data)
+    _allowed = frozenset({"__hash__", "size", "copy_", "is_complex", "is_floating_point", "half",
+                          "float", "double", "char", "short", "int", "long", "cuda", "cpu",
+                          "to", "get_device", "_has_compatible_shallow_copy_type"})
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        # any other op would compute on the empty placeholder data: refuse it, as torch does
+        if (getattr(func, "__name__", None) in cls._allowed
+                or type(func).__name__ == "method-wrapper"):
+            with DisableTorchFunctionSubclass():
+                return func(*args, **(kwargs or {}))
+        raise ValueError(f"Attempted to use an uninitialized parameter in {func}. This error "
+                         f"happens when you are using a `LazyModule` or explicitly manipulating "
+                         f"`torch.nn.parameter.{cls.__name__}` objects. When using LazyModules "
+                         f"Call `forward` with a dummy batch to initialize the parameters before "
+                         f"calling torch functions")
 
     def materialize(self, shape, device=None, dtype=None):
         """Allocate (uninitialized) memory of ``shape`` and turn into a regular Parameter or

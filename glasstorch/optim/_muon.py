@@ -20,11 +20,8 @@ DEFAULT_B = -4.775
 DEFAULT_C = 2.0315
 DEFAULT_NS_STEPS = 5
 
-_bf16 = _dt.bfloat16.np
-
-
 def _bf(a):
-    return a.astype(_bf16).astype(xp.float32)
+    return a.astype(_dt.bfloat16.np).astype(xp.float32)
 
 
 def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):

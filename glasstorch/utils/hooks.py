@@ -75,7 +75,7 @@ def _tensor_backward_hooks(tensor):
     node = tensor.grad_fn
     nr = tensor._output_nr if node is not None else 0
     if node is None:
-        node = tensor.__dict__.get("_grad_accumulator")
+        node = getattr(tensor, "_grad_accumulator", None)
     if node is None:
         return {}
     return node.__dict__.get("_tensor_hooks", {}).get(nr, {})

@@ -1,33 +1,49 @@
-"""Note which libraries' smoke tests were selected, so their runs can start together."""
+"""Smoke tests run by default for installed libraries; the cases a library's module lists in
+``BLOCKED`` (stopped by a capability glasstorch still lacks) run only when asked
+(``GLASSTORCH_ECOSYSTEM=1``). Selected libraries' runs start together."""
+
+import os
+
+import pytest
 
 from . import _harness
 
 
+def _blocked(item):
+    """Why ``item`` is skipped by default (None: it runs)."""
+    blocked = getattr(getattr(item, "module", None), "BLOCKED", None)
+    if isinstance(blocked, str):
+        return blocked
+    callspec = getattr(item, "callspec", None)
+    if blocked and callspec is not None:
+        return blocked.get(callspec.params.get("name"))
+    return None
+
+
+def _ecosystem_items(items):
+    return [i for i in items if str(i.fspath).startswith(_harness.HERE)]
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("GLASSTORCH_ECOSYSTEM") == "1":
+        return
+    for item in _ecosystem_items(items):
+        reason = _blocked(item)
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=f"{reason} (runs with "
+                                                    f"GLASSTORCH_ECOSYSTEM=1)"))
+
+
 def pytest_collection_finish(session):
     """Each ecosystem test module names its library (``LIB``) and what it imports
-    (``MODULE``); the first ecosystem test starts all installed ones, in collection order."""
+    (``MODULE``); the first ecosystem test starts the runs of every installed library with
+    a case left to run, in collection order."""
     libs = []
-    for item in session.items:
-        module = getattr(item, "module", None)
-        if module is None or not str(module.__file__).startswith(_harness.HERE):
+    for item in _ecosystem_items(session.items):
+        if item.get_closest_marker("skip") is not None:
             continue
+        module = item.module
         lib, dep = getattr(module, "LIB", None), getattr(module, "MODULE", None)
         if lib and dep and lib not in libs and _harness.installed(dep):
             libs.append(lib)
     _harness.SELECTED[:] = libs
-
-
-def pytest_collection_modifyitems(config, items):
-    """Run only when asked (``GLASSTORCH_ECOSYSTEM=1``, after ``pip install -e '.[ecosystem]'``):
-    most libraries still stop on a missing glasstorch capability (torch.fx, the
-    __torch_function__ dispatch, DTensor, jit.script), and the README's test command must stay
-    green meanwhile. The first blockers are listed in tests/ecosystem/README.md."""
-    import os
-
-    import pytest
-    if os.environ.get("GLASSTORCH_ECOSYSTEM") == "1":
-        return
-    skip = pytest.mark.skip(reason="ecosystem smoke tests run with GLASSTORCH_ECOSYSTEM=1")
-    for item in items:
-        if str(item.fspath).startswith(_harness.HERE):
-            item.add_marker(skip)

@@ -1,6 +1,6 @@
 """Which torch functions and Tensor methods glasstorch implements, and which the op table covers.
 
-    python -m tests.parity.coverage [--list] [--missing NAMESPACE]
+    python -m tests.parity.coverage [--list] [--missing NAMESPACE] [--write-names]
 
 Counts names in torch's flat namespace, ``torch.linalg`` and ``torch.Tensor``
 (public names and arithmetic dunders). A name is *implemented* when glasstorch
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+from pathlib import Path
 
 import torch
 
@@ -134,12 +135,30 @@ def print_namespace_table(coverage):
         print(f"{ns:<16}{len(provided):>9}{len(names):>7}{share:>7.1f}%")
 
 
+NAMES_FILE = Path(glasstorch.__file__).with_name("_torch_names.txt")
+
+
+def write_torch_names(path=NAMES_FILE):
+    """Record the attribute names of torch and torch.Tensor (dunders aside) that glasstorch
+    consults to tell a torch name it lacks (NotImplementedError) from a typo (AttributeError)."""
+    names = sorted(n for n in dir(torch) if not n.startswith("__"))
+    names += sorted("Tensor." + n for n in dir(torch.Tensor) if not n.startswith("__"))
+    path.write_text(f"# torch {torch.__version__.split('+')[0]} attribute names, written by "
+                    f"`python -m tests.parity.coverage --write-names`\n" + "\n".join(names) + "\n")
+    return len(names)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list implemented names not covered")
     parser.add_argument("--missing", metavar="NAMESPACE", choices=NAMESPACES,
                         help="list the torch names one namespace lacks")
+    parser.add_argument("--write-names", action="store_true",
+                        help=f"rewrite {NAMES_FILE.name} from the installed torch")
     args = parser.parse_args(argv)
+    if args.write_names:
+        print(f"wrote {write_torch_names()} names to {NAMES_FILE}")
+        return
     universe, done, covered = report()
     functions = {n for n in done if not n.startswith("Tensor.")}
     methods = done - functions

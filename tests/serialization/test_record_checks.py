@@ -80,3 +80,25 @@ def test_a_duplicated_entry_is_refused():
     assert torch.load(io.BytesIO(dup)) in ({"first": 1}, {"second": 2})
     with pytest.raises(RuntimeError, match="more than once"):
         gt.load(io.BytesIO(dup))
+
+
+def test_pytorch_file_reader_reads_records_like_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "t.pt"
+    torch.save({"a": torch.arange(3.0), "b": torch.ones(2, dtype=torch.int64)}, path)
+    t, g = torch.PyTorchFileReader(str(path)), gt.PyTorchFileReader(str(path))
+    assert g.get_all_records() == t.get_all_records()
+    assert g.serialization_id() == t.serialization_id()
+    for name in t.get_all_records():
+        assert g.get_record(name) == t.get_record(name)
+        assert g.get_record_size(name) == t.get_record_size(name)
+        assert g.get_record_offset(name) == t.get_record_offset(name)
+    s = g.get_storage_from_record("data/0", 3, gt.float32)
+    assert s.untyped_storage().nbytes() == t.get_storage_from_record(
+        "data/0", 3, torch.float32).untyped_storage().nbytes() == 12
+    for lib, reader in ((torch, t), (gt, g)):
+        with pytest.raises(RuntimeError, match="record size"):
+            reader.get_storage_from_record("data/0", 12, lib.float32)
+        with pytest.raises(RuntimeError):
+            reader.get_record("missing")
+    assert gt._C.PyTorchFileReader is gt.PyTorchFileReader

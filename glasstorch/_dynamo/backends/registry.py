@@ -1,8 +1,7 @@
 """The registry of compiler backends: a backend is a callable ``(graph_module, example_inputs)
 -> callable`` registered under a name (``torch._dynamo.register_backend``).
 
-glasstorch has no graph compiler yet, so the only built-in backend is ``eager`` (tagged
-``debug``, as in torch), which runs the captured graph's own ``forward``.
+Built in: ``eager`` and ``aot_eager`` (tagged ``debug``, as in torch) and ``inductor``.
 """
 
 from __future__ import annotations
@@ -55,3 +54,19 @@ def eager(gm, fake_tensor_inputs, **kwargs):
     if kwargs:
         logging.getLogger(__name__).warning("eager backend ignoring extra kwargs %s", kwargs)
     return gm.forward
+
+
+@register_backend(tags=("debug",))
+def aot_eager(gm, fake_tensor_inputs, **kwargs):
+    """Run the captured graph through the same graph-lowering steps as inductor (shape
+    propagation, the joint forward/backward regions), but with every kernel the eager op:
+    a check that lowering itself keeps results, as torch's aot_eager is."""
+    from ..._inductor.compile_fx import compile_fx
+    return compile_fx(gm, fake_tensor_inputs, fuse=False)
+
+
+@register_backend
+def inductor(gm, example_inputs, **kwargs):
+    """The default backend: elementwise/reduction chains fused into generated kernels."""
+    from ..._inductor.compile_fx import compile_fx
+    return compile_fx(gm, example_inputs)

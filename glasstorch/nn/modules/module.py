@@ -704,7 +704,17 @@ class Module:
         def convert(t):
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 t = t.to(dtype)
-            return t.to(device) if device is not None else t
+            if device is None:
+                return t
+            try:
+                return t.to(device)
+            except NotImplementedError as e:
+                if t.is_meta:
+                    raise NotImplementedError(
+                        f"{e} Please use torch.nn.Module.to_empty() instead of "
+                        f"torch.nn.Module.to() when moving module from meta to a different "
+                        f"device.") from None
+                raise
         return self._apply(convert)
 
     def cpu(self):
@@ -745,18 +755,21 @@ class Module:
 
     def to_empty(self, *, device=None, recurse=True):
         """Replace every parameter and buffer by an uninitialized tensor of the same shape and dtype
-        (``device`` is accepted; the CPU is the only one). Returns the module."""
+        on ``device`` (the way out of the meta device). Returns the module."""
         from ... import empty_like
-        return self._apply(lambda t: empty_like(t), recurse=recurse)
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
+                # a lazy placeholder goes in as it is (it refuses detach, as in torch)
+                destination[prefix + name] = (param if keep_vars or is_lazy(param)
+                                              else param.detach())
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
+                destination[prefix + name] = (buf if keep_vars or is_lazy(buf)
+                                              else buf.detach())
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 

@@ -1,9 +1,8 @@
 """Recurrent layers: RNN (tanh/relu), LSTM (with projections), GRU, and their cells.
 
 The modules hold torch's parameters and check arguments; the computation is the
-torch.lstm/gru/rnn_* kernels (``glasstorch._ops.attention``): one GEMM per layer and
-direction for the inputs of all time steps, then one GEMM per step, on packed data
-(a padded batch is the case of equal batch sizes).
+torch.lstm/gru/rnn_* kernels (``glasstorch._ops.rnn``): one fused kernel and one graph node
+per layer and direction, over a padded or a packed batch.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import numbers
 import warnings
 
 import glasstorch as _gt
-from glasstorch._ops import attention as _k
+from glasstorch._ops import rnn as _k
 
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -204,7 +203,7 @@ class RNNBase(Module):
 
     # --------------------------------------------------------------------- forward
     def _layers(self, data, sizes, h0, c0):
-        """Every layer and direction over packed ``data`` (torch.lstm/gru/rnn_* kernels)."""
+        """Every layer and direction over ``data``, padded (T, B, features) or packed."""
         return _k._rnn_stack(self.mode, data, sizes, h0, c0, self._flat_weights, self.bias,
                              self.num_layers, self.dropout, self.training, self.bidirectional)
 
@@ -250,12 +249,8 @@ class RNNBase(Module):
                       else hx.index_select(1, sorted_indices))
         x = data if is_packed else input
         self._check_input(x, batch_sizes)
-        if is_packed:
-            flat = x
-        else:
-            T, B = x.shape[0], x.shape[1]
-            sizes = [B] * T
-            flat = x.reshape(T * B, x.shape[2])
+        if not is_packed:
+            sizes = [x.shape[1]] * x.shape[0]
         if hx is None:
             shape = self._hidden_shape(x, batch_sizes, real_hidden)
             h0 = _gt.zeros(shape, dtype=x.dtype)
@@ -269,7 +264,7 @@ class RNNBase(Module):
         else:
             h0, c0 = hx, None
             self._check_hidden(h0, self._hidden_shape(x, batch_sizes, real_hidden))
-        out, h_n, c_n = self._layers(flat, sizes, h0, c0)
+        out, h_n, c_n = self._layers(x, sizes, h0, c0)
         if unsorted_indices is not None:
             h_n = h_n.index_select(1, unsorted_indices)
             if lstm:
@@ -277,7 +272,7 @@ class RNNBase(Module):
         if is_packed:
             output = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
         else:
-            output = out.view(T, B, out.shape[-1])
+            output = out
             if not batched:
                 output = output.squeeze(1)
                 h_n = h_n.squeeze(1)

@@ -33,8 +33,10 @@ def _train_step(name, size, seed, **kwargs):
 
 @case
 def resnet18(ctx):
-    """resnet18 in train mode (batch norm statistics), then eval."""
-    return _train_step("resnet18", 32, 1)
+    """resnet18 in train mode (batch norm statistics), then eval. 64x64 inputs: at 32x32 the
+    last stage's batch norm sees 2 values per channel, which turns float32 round-off into
+    differences of 1e-2 between any two correct implementations."""
+    return _train_step("resnet18", 64, 1)
 
 
 @case
@@ -45,8 +47,8 @@ def vit_tiny(ctx):
 
 @case
 def efficientnet_b0(ctx):
-    """efficientnet_b0: depthwise convs, squeeze-excite, SiLU."""
-    return _train_step("efficientnet_b0", 32, 3)
+    """efficientnet_b0: depthwise convs, squeeze-excite, SiLU (64x64, as resnet18)."""
+    return _train_step("efficientnet_b0", 64, 3)
 
 
 @case

@@ -101,6 +101,32 @@ def gpt2(ctx):
 
 
 @case
+def from_pretrained(ctx):
+    """save_pretrained, then from_pretrained (which builds the model on the meta device and
+    assigns the weights), and accelerate's init_empty_weights + load_checkpoint_and_dispatch
+    of the same checkpoint."""
+    import os
+
+    from accelerate import init_empty_weights, load_checkpoint_and_dispatch
+
+    folder = ctx.tmpdir("gpt2_pretrained")
+    ctx.weights(GPT2LMHeadModel(gpt2_config()), "gpt2").save_pretrained(folder)
+    loaded = GPT2LMHeadModel.from_pretrained(folder).eval()
+    with init_empty_weights():
+        empty = GPT2LMHeadModel(gpt2_config())
+    out = {"empty_weight": repr(empty.transformer.h[0].attn.c_attn.weight)}
+    empty.tie_weights()
+    dispatched = load_checkpoint_and_dispatch(empty, os.path.join(folder, "model.safetensors"),
+                                              device_map={"": "cpu"}).eval()
+    out["devices"] = repr(sorted({p.device.type for p in dispatched.parameters()}))
+    ids = randint(1, VOCAB, 2, 8)
+    with torch.no_grad():
+        out["from_pretrained_logits"] = loaded(ids).logits
+        out["dispatched_logits"] = dispatched(ids).logits
+    return out
+
+
+@case
 def llama(ctx):
     """LlamaForCausalLM: RMSNorm, RoPE, GQA; loss, gradients, greedy generate with a cache."""
     model = ctx.weights(LlamaForCausalLM(llama_config()), "llama")

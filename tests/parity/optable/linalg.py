@@ -543,6 +543,56 @@ def invertible_samples(dtype, rng):
     yield S(_well(rng, (1, 1), dtype))
 
 
+
+def householder_samples(dtype, rng):
+    tau = _a(rng, (2,), dtype, 0, 2)
+    return [S(_a(rng, (4, 3), dtype), tau), S(_a(rng, (2, 5, 2), dtype), _a(rng, (2, 2), dtype)),
+            S(_a(rng, (3, 3), dtype), _a(rng, (3,), dtype)),
+            S(_a(rng, (3, 2), dtype), _a(rng, (0,), dtype)),
+            S(_a(rng, (2, 3), dtype), tau), S(_a(rng, (4, 3), dtype), _a(rng, (4,), dtype)),
+            S(_a(rng, (4, 3), dtype), _a(rng, (2, 2), dtype))]
+
+
+def ormqr_samples(dtype, rng):
+    a, tau = _a(rng, (4, 3), dtype), _a(rng, (3,), dtype, 0, 2)
+    return [S(a, tau, _a(rng, (4, 2), dtype)), S(a, tau, _a(rng, (4, 2), dtype), True, True),
+            S(a, tau, _a(rng, (2, 4), dtype), False, False),
+            S(a, tau, _a(rng, (2, 4), dtype), False, True),
+            S(_a(rng, (2, 5, 2), dtype), _a(rng, (2, 2), dtype), _a(rng, (2, 5, 3), dtype)),
+            S(a, tau, _a(rng, (2, 4), dtype)), S(a, _a(rng, (2,), dtype), _a(rng, (4, 2), dtype))]
+
+
+def _sym(rng, shape, dtype, hermitian=False):
+    a = _a(rng, shape, dtype)
+    if dtype in ("int64", "float16", "bfloat16"):
+        return a
+    t = np.swapaxes(a, -1, -2)
+    return (a + (np.conj(t) if hermitian else t)).astype(a.dtype)
+
+
+def ldl_samples(dtype, rng):
+    zero_corner = _sym(rng, (4, 4), dtype)
+    zero_corner[..., 0, 0] = 0  # forces 2x2 pivots
+    return [S(_sym(rng, (4, 4), dtype)), S(_sym(rng, (3, 5, 5), dtype)), S(zero_corner),
+            S(_sym(rng, (4, 4), dtype, hermitian=True), hermitian=True),
+            S(np.zeros((3, 3), dtype)), S(_a(rng, (3, 4), dtype)), S(_a(rng, (3,), dtype))]
+
+
+def ldl_solve_samples(dtype, rng):
+    zero_corner = _sym(rng, (4, 4), dtype)
+    zero_corner[..., 0, 0] = 0
+    return [S(_sym(rng, (4, 4), dtype), _a(rng, (4, 2), dtype)),
+            S(zero_corner, _a(rng, (2, 4, 3), dtype)),
+            S(_sym(rng, (2, 3, 3), dtype, hermitian=True), _a(rng, (3, 1), dtype),
+              hermitian=True),
+            S(_sym(rng, (3, 3), dtype), _a(rng, (4, 1), dtype))]
+
+
+def _ldl_solve(lib, a, b, **kw):
+    ld, piv = lib.linalg.ldl_factor(a, **kw)
+    return lib.linalg.ldl_solve(ld, piv, b, **kw)
+
+
 OPS = [
     OpInfo("matmul", lambda lib, a, b: lib.matmul(a, b), matmul_samples, dtypes=PROD,
            tol=LOOSE, covers=("Tensor.matmul", "Tensor.__matmul__", "linalg.matmul"),
@@ -931,4 +981,18 @@ OPS += [
                          S(_well(r, (6, 6), d).reshape(6, 2, 3), _a(r, (6,), d)),
                          S(_a(r, (2, 3, 5), d), _a(r, (2, 3), d))],
            dtypes=FC, tol=LOOSE, grad=True),
+    OpInfo("linalg.householder_product",
+           lambda lib, a, t: lib.linalg.householder_product(a, t), householder_samples,
+           dtypes=DECOMP, tol=LOOSE, grad=True, covers=("orgqr", "Tensor.orgqr")),
+    OpInfo("linalg.ldl_factor_ex", lambda lib, a, **kw: tuple(lib.linalg.ldl_factor_ex(a, **kw)),
+           ldl_samples, dtypes=DECOMP, tol=LOOSE),
+    OpInfo("linalg.ldl_factor", _catch(lambda lib, a, **kw: tuple(lib.linalg.ldl_factor(a, **kw))),
+           ldl_samples, dtypes=FC, tol=LOOSE),
+    OpInfo("linalg.ldl_solve", _ldl_solve, ldl_solve_samples, dtypes=FC, tol=LOOSE),
+    OpInfo("geqrf", lambda lib, a: tuple(lib.geqrf(a)),
+           lambda d, r: [S(_a(r, s, d)) for s in ((4, 3), (3, 5), (2, 4, 4), (0, 3), (3,))],
+           dtypes=DECOMP, tol=LOOSE, covers=("Tensor.geqrf",)),
+    OpInfo("ormqr", lambda lib, a, t, c, *args: lib.ormqr(a, t, c, *args), ormqr_samples,
+           dtypes=DECOMP, tol=LOOSE, grad=True, covers=("Tensor.ormqr",)),
 ]
+

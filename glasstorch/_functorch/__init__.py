@@ -1,0 +1,1 @@
+"""The machinery behind ``glasstorch.func``: function transforms built on the autograd graph."""

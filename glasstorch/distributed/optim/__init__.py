@@ -1,0 +1,5 @@
+"""torch.distributed.optim: optimizers for data-parallel training."""
+
+from .zero_redundancy_optimizer import ZeroRedundancyOptimizer
+
+__all__ = ["ZeroRedundancyOptimizer"]

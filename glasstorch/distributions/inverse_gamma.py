@@ -1,0 +1,60 @@
+"""Inverse-gamma distribution: 1 / Gamma."""
+
+from __future__ import annotations
+
+import math
+
+import glasstorch as torch
+
+from . import constraints
+from .gamma import Gamma
+from .transformed_distribution import TransformedDistribution
+from .transforms import PowerTransform
+
+__all__ = ["InverseGamma"]
+
+
+class InverseGamma(TransformedDistribution):
+    """X = 1 / Y with Y ~ Gamma(concentration, rate)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base_dist = Gamma(concentration, rate, validate_args=validate_args)
+        neg_one = -base_dist.rate.new_ones(())
+        super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(InverseGamma, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def concentration(self):
+        """The shape parameter (of the underlying Gamma)."""
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        """The rate of the underlying Gamma (the scale of the inverse)."""
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        result = self.rate / (self.concentration - 1)
+        return torch.where(self.concentration > 1, result, math.inf)
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        result = self.rate.square() / ((self.concentration - 1).square()
+                                       * (self.concentration - 2))
+        return torch.where(self.concentration > 2, result, math.inf)
+
+    def entropy(self):
+        c = self.concentration
+        return c + self.rate.log() + torch.lgamma(c) - (1 + c) * torch.digamma(c)
