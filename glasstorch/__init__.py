@@ -64,6 +64,7 @@ from . import (  # noqa: E402
 from ._sparse_tensor import sparse_csr  # noqa: E402
 from .compiler import compile  # noqa: E402
 from .func import vmap  # noqa: E402  (torch.vmap)
+from .jit import ScriptFunction, ScriptModule  # noqa: E402  (torch.ScriptModule, as in torch)
 from . import _C, futures, library  # noqa: E402  (present right after import, as in torch)
 from ._C import Event, Stream  # noqa: E402
 from .library import ops  # noqa: E402  (torch.ops)

@@ -316,6 +316,7 @@ def test_testing_overrides_keep_the_signature():
 def test_a_non_tensor_type_with_torch_function_is_dispatched(monkeypatch):
     # as met for the first time: the op fails on it, then the dispatcher hands it the call
     monkeypatch.setattr(gov, "_overriders_met", False)
+    monkeypatch.setattr(gov, "_meta_met", False)  # an earlier test may have made a meta tensor
     gov._refresh()
     assert not gov._active
 
@@ -346,6 +347,7 @@ def test_a_non_tensor_type_with_torch_function_is_dispatched(monkeypatch):
 
 def test_nothing_active_means_the_one_flag_is_off(monkeypatch):
     monkeypatch.setattr(gov, "_overriders_met", False)
+    monkeypatch.setattr(gov, "_meta_met", False)  # an earlier test may have made a meta tensor
     gov._refresh()
     assert not gov._active
     with gov.BaseTorchFunctionMode():

@@ -7,6 +7,7 @@ from .profiler import (  # noqa: F401
     FunctionEventAvg,
     ProfilerAction,
     ProfilerActivity,
+    kineto_available,
     profile,
     record_function,
     schedule,
@@ -15,4 +16,4 @@ from .profiler import (  # noqa: F401
 
 __all__ = ["profile", "record_function", "schedule", "tensorboard_trace_handler",
            "ProfilerActivity", "ProfilerAction", "EventList", "FunctionEvent",
-           "FunctionEventAvg"]
+           "FunctionEventAvg", "kineto_available"]

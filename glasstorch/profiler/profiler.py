@@ -27,8 +27,13 @@ import warnings
 from .._callable_patch import CallablePatch, aten_name
 
 __all__ = ["profile", "record_function", "schedule", "tensorboard_trace_handler",
-           "ProfilerActivity", "ProfilerAction", "EventList", "FunctionEvent",
+           "kineto_available", "ProfilerActivity", "ProfilerAction", "EventList", "FunctionEvent",
            "FunctionEventAvg"]
+
+
+def kineto_available() -> bool:
+    """False: glasstorch's profiler is its own Python recorder, not Kineto."""
+    return False
 
 
 class ProfilerActivity(enum.Enum):

@@ -9,13 +9,78 @@ reentrant variant is served by the same code.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 from .. import random as _random
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "check_backward_validity", "detach_variable",
+           "get_device_states", "set_device_states", "noop_context_fn", "DefaultDeviceType"]
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpointing saves besides the CPU's ("cpu" where no
+    accelerator is present, as torch's default on a CPU build)."""
+
+    _default_device_type = "cpu"
+
+    @staticmethod
+    def set_device_type(device: str = "cpu"):
+        """Set the device type checkpointing uses."""
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        """The device type checkpointing uses."""
+        return DefaultDeviceType._default_device_type
+
+
+def detach_variable(inputs):
+    """``inputs`` (a tuple) with each tensor detached, keeping its ``requires_grad``."""
+    from .._tensor import Tensor
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            d = x.detach()
+            d.requires_grad = x.requires_grad
+            out.append(d)
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def check_backward_validity(inputs):
+    """Warn when no tensor among ``inputs`` requires grad (checkpointing would return None
+    gradients)."""
+    from .._tensor import Tensor
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+def get_device_states(*args):
+    """(device indices, RNG states) of the accelerator devices the tensors in ``args`` live on:
+    empty, since glasstorch's tensors live on the CPU (whose state checkpointing saves
+    separately)."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore accelerator RNG states saved by ``get_device_states`` (there are none on the
+    CPU; a device given here cannot exist)."""
+    for device in devices:
+        raise RuntimeError(f"glasstorch has no accelerator device {device!r} whose RNG state "
+                           f"could be set")
+
+
+def noop_context_fn():
+    """The default ``context_fn`` of ``checkpoint``: two null contexts."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 class _Recomputation:

@@ -7,7 +7,7 @@ from ._harness import LibraryRun, installed, recorded_cases
 LIB, MODULE = "peft", "peft"
 # cases that stop on a missing capability: run only with GLASSTORCH_ECOSYSTEM=1 (a
 # string: the whole library)
-BLOCKED = "its import needs torch.distributions.relaxed_bernoulli"
+BLOCKED = {}
 pytestmark = pytest.mark.skipif(not installed(MODULE), reason=f"{MODULE} is not installed")
 
 

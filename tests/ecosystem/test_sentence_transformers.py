@@ -7,7 +7,7 @@ from ._harness import LibraryRun, installed, recorded_cases
 LIB, MODULE = "sentence_transformers", "sentence_transformers"
 # cases that stop on a missing capability: run only with GLASSTORCH_ECOSYSTEM=1 (a
 # string: the whole library)
-BLOCKED = "its import reaches torch.distributions.relaxed_bernoulli (through peft)"
+BLOCKED = {}
 pytestmark = pytest.mark.skipif(not installed(MODULE), reason=f"{MODULE} is not installed")
 
 

@@ -7,8 +7,7 @@ from ._harness import LibraryRun, installed, recorded_cases
 LIB, MODULE = "transformers", "transformers"
 # cases that stop on a missing capability: run only with GLASSTORCH_ECOSYSTEM=1 (a
 # string: the whole library)
-BLOCKED = {"trainer": "peft (imported by Trainer) needs torch.distributions.relaxed_bernoulli, "
-                      "then accelerate needs torch.distributed.tensor"}
+BLOCKED = {}
 pytestmark = pytest.mark.skipif(not installed(MODULE), reason=f"{MODULE} is not installed")
 
 
