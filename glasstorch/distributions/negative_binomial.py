@@ -10,7 +10,8 @@ from .distribution import Distribution
 from .gamma import Gamma
 from .utils import (
     _EMPTY_SIZE,
-    broadcast_all,
+    _expand_probs_or_logits,
+    _set_probs_or_logits,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
@@ -31,27 +32,15 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        (total_count,), param, _ = _set_probs_or_logits(self, probs, logits, total_count)
+        self.total_count = total_count.type_as(param)
+        super().__init__(param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(NegativeBinomial, _instance)
         batch_shape = torch.Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        _expand_probs_or_logits(new, self, batch_shape)
         super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
-
 import glasstorch as torch
 
 from . import constraints
@@ -12,6 +10,8 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
     _EMPTY_SIZE,
+    _expand_probs_or_logits,
+    _set_probs_or_logits,
     broadcast_all,
     clamp_probs,
     lazy_property,
@@ -31,28 +31,15 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = torch.Size() if is_scalar else self._param.size()
+        _, param, is_scalar = _set_probs_or_logits(self, probs, logits)
+        batch_shape = torch.Size() if is_scalar else param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         batch_shape = torch.Size(batch_shape)
         new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        _expand_probs_or_logits(new, self, batch_shape)
         super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

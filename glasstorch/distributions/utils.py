@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from functools import update_wrapper
+from numbers import Number
 
 import glasstorch as torch
 from glasstorch._ops._common import Node, Tensor, needs_grad, record, wrap, xp
@@ -34,6 +35,28 @@ def broadcast_all(*values):
         values = [v if isinstance(v, Tensor) else torch.tensor(v, dtype=dtype) for v in values]
     return torch.broadcast_tensors(*values)
 
+
+
+def _set_probs_or_logits(dist, probs, logits, *others):
+    """Set ``dist.probs`` or ``dist.logits`` (exactly one must be given), broadcast with
+    ``others``: returns (the broadcast others, the parameter, whether it was a Python
+    number)."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    *rest, param = broadcast_all(*others, value)
+    setattr(dist, name, param)
+    dist._param = param
+    return rest, param, isinstance(value, Number)
+
+
+def _expand_probs_or_logits(new, dist, batch_shape):
+    """Give ``new`` whichever of ``dist``'s probs and logits are computed, expanded to
+    ``batch_shape``."""
+    for name in ("probs", "logits"):
+        if name in dist.__dict__:
+            setattr(new, name, getattr(dist, name).expand(batch_shape))
+            new._param = getattr(new, name)
 
 def _standard_normal(shape, dtype, device=None):
     return torch.randn(shape, dtype=dtype)
