@@ -20,6 +20,7 @@ torch.cat([x, x]); torch.stack([x, x]); torch.where(x > 0, x, 0.); x.masked_fill
 F.relu(x); F.gelu(x); x.softmax(-1); x.log_softmax(-1); F.layer_norm(x, (6,)); F.dropout(x, 0.5)
 F.linear(x, torch.empty(3, 6, device='meta')); x @ x.t(); torch.einsum('ij,kj->ik', x, x)
 F.conv2d(img, w); F.max_pool2d(img, 2); F.batch_norm(img, None, None, training=True)
+F.conv2d(img, w, torch.empty(5, device='meta'), stride=2); F.conv_transpose2d(F.conv2d(img, w), w)
 F.scaled_dot_product_attention(img, img, img); F.embedding(i, x); F.cross_entropy(x, i)
 F.mse_loss(x, x); x[i]; x.gather(1, torch.empty(4, 2, dtype=torch.long, device='meta'))
 x ** 2; i.float(); i / 2; x.clone(); x.t(); x.t().contiguous(); x.view(3, 8); x.unsqueeze(0)

@@ -187,6 +187,11 @@ def is_meta(arr) -> bool:
     return type(arr) is MetaArray
 
 
+def any_meta(*tensors) -> bool:
+    """Whether any of ``tensors`` (None allowed) is a meta tensor."""
+    return any(t is not None and type(t._data) is MetaArray for t in tensors)
+
+
 def _check_writable_into(outs):
     for o in outs:
         if o is not None and type(o) is not MetaArray:

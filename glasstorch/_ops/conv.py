@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from .._core import meta as _meta
 from .._core.warn import warn_user
 from ..autograd.grad_mode import _state
 from . import _winograd
@@ -274,6 +275,8 @@ def _convolution(input, weight, bias, stride, pads, dil, transposed, output_padd
     w = weight._data.astype(cdt, copy=False)
     if not transposed:
         out = _out_size(x.shape[2:], w.shape[2:], stride, dil, pads)
+        if _meta.any_meta(input, weight, bias):  # shapes only: nothing to compute
+            return wrap(_meta.meta_array((x.shape[0], w.shape[0]) + out, dt.np))
         if x.shape[0] == 0 or 0 in x.shape[1:]:
             r = xp.zeros((x.shape[0], w.shape[0]) + out, cdt)
         else:
@@ -287,6 +290,8 @@ def _convolution(input, weight, bias, stride, pads, dil, transposed, output_padd
             raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}"
                                f"). Calculated output size per channel: "
                                f"({' x '.join(map(str, size))}). Output size is too small")
+        if _meta.any_meta(input, weight, bias):
+            return wrap(_meta.meta_array((x.shape[0], w.shape[1] * groups) + size, dt.np))
         if x.size == 0:
             r = xp.zeros((x.shape[0], w.shape[1] * groups) + size, cdt)
         else:
