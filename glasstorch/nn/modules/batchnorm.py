@@ -27,18 +27,18 @@ class _NormBase(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if self.affine:
-            self.weight = Parameter(_gt.empty(num_features, dtype=dtype))
+            self.weight = Parameter(_gt.empty(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_gt.empty(num_features, dtype=dtype))
+                self.bias = Parameter(_gt.empty(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if self.track_running_stats:
-            self.register_buffer("running_mean", _gt.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", _gt.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _gt.tensor(0, dtype=_gt.long))
+            self.register_buffer("running_mean", _gt.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _gt.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", _gt.tensor(0, dtype=_gt.long, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -76,7 +76,7 @@ class _NormBase(Module):
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
                 state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked
-                                   is not None else _gt.tensor(0, dtype=_gt.long))
+                                   is not None else _gt.tensor(0, dtype=_gt.long, device=device))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
 

@@ -30,9 +30,9 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_gt.empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(_gt.empty(self.normalized_shape, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_gt.empty(self.normalized_shape, dtype=dtype))
+                self.bias = Parameter(_gt.empty(self.normalized_shape, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -69,9 +69,9 @@ class GroupNorm(Module):
         self.eps = eps
         self.affine = affine
         if affine:
-            self.weight = Parameter(_gt.empty(num_channels, dtype=dtype))
+            self.weight = Parameter(_gt.empty(num_channels, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_gt.empty(num_channels, dtype=dtype))
+                self.bias = Parameter(_gt.empty(num_channels, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -139,7 +139,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_gt.empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(_gt.empty(self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()

@@ -55,9 +55,11 @@ class NodePathTracer(LeafModuleAwareTracer):
         finally:
             self.current_module_qualname = previous
 
-    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, *_):
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):
         """As fx.Tracer's, naming the new node for feature extraction."""
-        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
+                                     proxy_factory_fn)
         self.node_to_qualname[proxy.node] = self._get_node_qualname(
             self.current_module_qualname, proxy.node)
         return proxy
