@@ -40,8 +40,10 @@ torch.randint(0, 5, (3,), device='meta'); torch.randperm(4, device='meta').dtype
 torch.zeros_like(x); torch.ones_like(torch.ones(2), device='meta'); x.new_zeros(5)
 x.new_full((2,), 3.)
 torch.ones(2, 3).to('meta'); x.to(torch.float64)
-torch.nn.BatchNorm2d(3, device='meta').running_var; torch.nn.BatchNorm1d(2, device='meta').num_batches_tracked
-torch.nn.LayerNorm(3, device='meta').bias; torch.nn.GroupNorm(1, 3, device='meta').weight; torch.nn.RMSNorm(3, device='meta').weight
+torch.nn.BatchNorm2d(3, device='meta').running_var
+torch.nn.BatchNorm1d(2, device='meta').num_batches_tracked
+torch.nn.LayerNorm(3, device='meta').bias; torch.nn.GroupNorm(1, 3, device='meta').weight
+torch.nn.RMSNorm(3, device='meta').weight
 torch.ones(2, 3, requires_grad=True).to('meta') * 2
 """
 

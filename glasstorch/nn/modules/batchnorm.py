@@ -36,9 +36,11 @@ class _NormBase(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if self.track_running_stats:
-            self.register_buffer("running_mean", _gt.zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", _gt.ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", _gt.tensor(0, dtype=_gt.long, device=device))
+            factory = {"dtype": dtype, "device": device}
+            self.register_buffer("running_mean", _gt.zeros(num_features, **factory))
+            self.register_buffer("running_var", _gt.ones(num_features, **factory))
+            self.register_buffer("num_batches_tracked",
+                                 _gt.tensor(0, dtype=_gt.long, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -76,7 +78,7 @@ class _NormBase(Module):
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
                 state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked
-                                   is not None else _gt.tensor(0, dtype=_gt.long, device=device))
+                                   is not None else _gt.tensor(0, dtype=_gt.long))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
 
