@@ -17,6 +17,7 @@ The model is traced with ``torch.fx.symbolic_trace`` (no QuantStub/DeQuantStub n
 from __future__ import annotations
 
 import copy
+import itertools
 import operator
 import warnings
 
@@ -172,7 +173,7 @@ def prepare_fx(model, qconfig_mapping, example_inputs, prepare_custom_config=Non
     mapping = _fx_mappings()
     graph = gm.graph
     quantized, kernels, observers = set(), {}, {}
-    counter = iter(range(10 ** 9))
+    counter = itertools.count()
 
     def observe(producer, qconfig):
         name = f"activation_post_process_{next(counter)}"
