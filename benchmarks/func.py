@@ -40,6 +40,23 @@ def _per_sample_loop(batch):
     return make
 
 
+def _per_sample_cnn(batch):
+    def make(lib):
+        rng = np.random.default_rng(0)
+        model = lib.nn.Sequential(lib.nn.Conv2d(1, 4, 3), lib.nn.ReLU(), lib.nn.MaxPool2d(2),
+                                  lib.nn.Flatten(), lib.nn.Linear(36, 10))
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        x = lib.tensor(rng.standard_normal((batch, 1, 8, 8)), dtype=lib.float32)
+        y = lib.tensor(rng.integers(0, 10, batch))
+
+        def loss(params, sample, target):
+            out = lib.func.functional_call(model, params, (sample.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, target.unsqueeze(0))
+        fn = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))
+        return lambda: fn(params, x, y)
+    return make
+
+
 def _elementwise(form):
     def make(lib):
         x = lib.ones(64, 128)
@@ -70,6 +87,7 @@ def cases():
     return [
         ("per-sample grads MLP b=32: vmap(grad)", _per_sample_vmap(32), 2),
         ("per-sample grads MLP b=32: Python loop", _per_sample_loop(32), 2),
+        ("per-sample grads CNN b=16: vmap(grad)", _per_sample_cnn(16), 2),
         ("sum(sin(r)*r+1) over 64 rows: vmap", _elementwise("vmap"), 5),
         ("sum(sin(r)*r+1) over 64 rows: Python loop", _elementwise("loop"), 5),
         ("jacrev 16 -> 16", _jacobian("jacrev"), 3),

@@ -1,8 +1,9 @@
 """glasstorch.func: torch.func's function transforms and functional module API.
 
 The transforms live in ``glasstorch._functorch``: grad/vjp/jacrev run reverse mode,
-jvp/linearize/jacfwd the double-vjp trick, and vmap is a per-sample loop (no batching
-rules yet, so it is no faster than the loop it replaces). ``functional_call`` and
+jvp/linearize/jacfwd the double-vjp trick, and vmap runs each op once on the whole batch
+through its batching rule (``batch_rules.py``; an op without one runs per sample).
+jacrev/jacfwd take every row/column in one vmap. ``functional_call`` and
 ``stack_module_state`` are here.
 """
 

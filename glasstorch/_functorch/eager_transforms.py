@@ -4,6 +4,10 @@ grad, grad_and_value, vjp and jacrev differentiate backwards. jvp, linearize and
 have no forward-mode AD to run on: they use the double-vjp trick (``u -> J^T u`` is linear,
 so differentiating ``<J^T u, v>`` by ``u`` gives ``J v``), which costs one backward pass
 with ``create_graph`` plus one per tangent, so it is slower than true forward mode.
+jacrev and jacfwd run all their rows/columns as one vmap over the unit vectors.
+
+Inside a vmap a level batches every input at the open vmaps on entry, so its backward
+runs once on the physical (batched) tensors and gives each sample's gradient.
 
 A transform's *level* is the span of one call: its inputs enter as fresh tensors of that
 level (a detached leaf, or an alias node when the input is differentiated by an enclosing
@@ -27,6 +31,7 @@ from ..autograd import graph as _graph
 from ..autograd.engine import grad as _autograd_grad
 from ..autograd.grad_mode import _state, enable_grad
 from ..utils import _pytree as pytree
+from . import vmap as _vmap
 from .pyfunctorch import transform
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jvp", "linearize", "jacfwd", "hessian"]
@@ -37,28 +42,35 @@ Tensor = _tensor.Tensor
 class _Level:
     """One transform call: its input tensors and the first graph node it could create."""
 
-    __slots__ = ("start", "own", "outer_grad")
+    __slots__ = ("start", "own", "outer_grad", "vmap_levels")
 
     def __init__(self):
         self.start = next(_graph._sequence)
         self.own = set()
+        # the vmaps this level runs inside: its inputs are batched at each of them, so one
+        # backward pass gives every sample's gradients
+        self.vmap_levels = _vmap.active_levels()
         # torch.func ignores an enclosing no_grad for its own differentiation, but then
         # nothing it returns is differentiable by the enclosing code
         self.outer_grad = _state.grad_enabled
 
     def enter(self, x):
         """``x`` as an input of this level (a tensor differentiated by this level only)."""
+        if self.vmap_levels:
+            x = _vmap.batch_at_levels(x, self.vmap_levels)
         if self.outer_grad and x.requires_grad:
             inner = x.view_as(x)
         else:
             inner = x.detach().requires_grad_()
         self.own.add(id(inner))
+        self.own.add(id(_vmap.physical(inner)))
         return inner
 
     def reaches_outside(self, t):
         """Whether ``t``'s graph leads to a tensor that does not belong to this level."""
         if not self.outer_grad or not isinstance(t, Tensor):
             return False
+        t = _vmap.physical(t)  # a BatchedTensor's graph is its value's
         fn = t.grad_fn
         if fn is None:
             return t.requires_grad and id(t) not in self.own
@@ -123,6 +135,13 @@ def _replace_args(args, argnums, diff):
 def _grads(level, outputs, inputs, cotangents):
     """d(outputs . cotangents)/d(inputs), zeros for the inputs that do not take part, with a
     graph only where an enclosing level needs one."""
+    if level.vmap_levels or any(type(c) is _vmap.BatchedTensor for c in cotangents):
+        return _vmap.batched_grads(level.vmap_levels, outputs, inputs, cotangents,
+                                   lambda o, i, c: _plain_grads(level, o, i, c))
+    return _plain_grads(level, outputs, inputs, cotangents)
+
+
+def _plain_grads(level, outputs, inputs, cotangents):
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
     create_graph = level.outer_grad and (
         any(level.reaches_outside(o) for o, _ in pairs) or
@@ -132,7 +151,7 @@ def _grads(level, outputs, inputs, cotangents):
                             retain_graph=True, create_graph=create_graph, allow_unused=True)
     else:
         gs = (None,) * len(inputs)
-    from .._ops.creation import zeros_like
+    from .. import zeros_like  # the dispatch point: batched tensors take part
     return [zeros_like(x) if g is None else g for g, x in zip(gs, inputs)]
 
 
@@ -241,30 +260,47 @@ def vjp(func, *primals, has_aux=False):
     return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
 
 
-def _stack_rows(rows, out, x):
-    """Rows of d(out)/d(x), one per element of ``out``, as one ``out.shape + x.shape`` tensor."""
-    from .._ops.creation import zeros
-    from .._ops.rearrange import stack
-    shape = tuple(out.shape) + tuple(x.shape)
-    if not rows:
-        return zeros(shape, dtype=x.dtype)
-    return stack(rows).view(shape)
+def _basis(flat):
+    """One identity block per tensor of ``flat``: tensors of shape ``(N,) + t.shape``
+    (``N`` = all their elements) whose row ``k`` is the ``k``-th unit vector of them all."""
+    from .. import eye
+    n = sum(t.numel() for t in flat)
+    rows = eye(n, dtype=flat[0].dtype) if flat else None
+    out, start = [], 0
+    for t in flat:
+        out.append(rows[:, start:start + t.numel()].reshape((n,) + tuple(t.shape)))
+        start += t.numel()
+    return n, out
+
+
+def _blocks(stacked, outs, ins, is_tuple, out_spec, in_spec):
+    """The Jacobian pytree from ``stacked[k]``: per input, its rows (one per element of all
+    ``outs``, outputs first) of shape ``(N,) + input.shape``."""
+    leaves, start = [], 0
+    for o in outs:
+        n = o.numel()
+        per_input = pytree.tree_unflatten(
+            [g.narrow(0, start, n).reshape(tuple(o.shape) + tuple(x.shape))
+             for g, x in zip(stacked, ins)], in_spec)
+        leaves.append(per_input if is_tuple else per_input[0])
+        start += n
+    return pytree.tree_unflatten(leaves, out_spec)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The Jacobian of ``func`` with respect to the arguments at ``argnums``, row by row in
-    reverse mode (one vector-Jacobian product per output element).
+    """The Jacobian of ``func`` with respect to the arguments at ``argnums`` in reverse mode:
+    every row's vector-Jacobian product at once, by vmap over the output's unit vectors
+    (``chunk_size`` rows at a time when given).
 
     Each output leaf becomes a tensor of shape ``output.shape + input.shape`` (per argnum
-    when ``argnums`` is a tuple). ``chunk_size`` bounds how many rows are computed together;
-    here rows are computed one at a time, so it only has to be positive.
+    when ``argnums`` is a tuple).
     """
     if chunk_size is not None and chunk_size <= 0:
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .._ops.creation import zeros_like
+        from .vmap import vmap
         argnums_n, diff = _split_args(args, argnums)
         is_tuple = isinstance(argnums_n, tuple)
         primals = diff if is_tuple else (diff,)
@@ -272,24 +308,27 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         def restricted(*ps):
             return func(*_replace_args(args, argnums_n, ps if is_tuple else ps[0]), **kwargs)
 
-        output, vjp_fn, aux = _vjp(restricted, primals, has_aux)
+        from .._core.random import default_generator
+        rng = default_generator.get_state()
+        output, _, aux = _vjp(restricted, primals, has_aux)
         out_flat, out_spec = pytree.tree_flatten(output)
         in_flat, in_spec = pytree.tree_flatten(primals)
-        zero_cts = [zeros_like(o) for o in out_flat]
-        jac_leaves = []
-        for i, o in enumerate(out_flat):
-            rows = [[] for _ in in_flat]
-            for j in range(o.numel()):
-                basis = zeros_like(o)
-                basis.view(-1)[j] = 1
-                cts = zero_cts[:i] + [basis] + zero_cts[i + 1:]
-                gs = pytree.tree_leaves(vjp_fn(pytree.tree_unflatten(cts, out_spec)))
-                for r, g in zip(rows, gs):
-                    r.append(g)
-            per_input = pytree.tree_unflatten(
-                [_stack_rows(r, o, x) for r, x in zip(rows, in_flat)], in_spec)
-            jac_leaves.append(per_input if is_tuple else per_input[0])
-        jac = pytree.tree_unflatten(jac_leaves, out_spec)
+        n, basis = _basis(out_flat)
+
+        def rows(*cts):
+            # func runs again under the vmap (drawing what the first run drew), so that one
+            # backward pass gives every row
+            _, vjp_fn, _ = _vjp(restricted, primals, has_aux)
+            return vjp_fn(pytree.tree_unflatten(list(cts), out_spec))
+        if n == 0:
+            stacked = [x.new_zeros((0,) + tuple(x.shape)) for x in in_flat]
+        else:
+            after = default_generator.get_state()
+            default_generator.set_state(rng)
+            stacked = pytree.tree_leaves(vmap(rows, randomness="same",
+                                              chunk_size=chunk_size)(*basis))
+            default_generator.set_state(after)
+        jac = _blocks(stacked, out_flat, in_flat, is_tuple, out_spec, in_spec)
         return (jac, aux) if has_aux else jac
     return wrapper
 
@@ -297,7 +336,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 def _linearize(func, primals, has_aux, api, kwargs=None):
     """``(output, jvp_fn, aux)``: ``jvp_fn(tangents)`` takes the flat tangents of the flat
     ``primals`` (one pytree of tensors) and gives the flat output tangents."""
-    from .._ops.creation import zeros_like
+    from .. import zeros_like  # the dispatch point: batched tensors take part
     flat, spec = pytree.tree_flatten(primals)
     level = _Level()
     with enable_grad():
@@ -307,8 +346,10 @@ def _linearize(func, primals, has_aux, api, kwargs=None):
         output, aux = _split_aux(output, has_aux, api)
         out_flat, out_spec = _check_outputs(output, api)
         # dummy cotangents of this level: the vjp is linear in them
-        us = [zeros_like(o).requires_grad_() for o in out_flat]
+        us = [_vmap.batch_at_levels(zeros_like(o), level.vmap_levels).requires_grad_()
+              for o in out_flat]
         level.own.update(id(u) for u in us)
+        level.own.update(id(_vmap.physical(u)) for u in us)
         vjps = _grads(_CreateGraph(level), out_flat, inner, us)
 
     def jvp_fn(tangents):
@@ -325,6 +366,7 @@ class _CreateGraph:
 
     def __init__(self, level):
         self.level = level
+        self.vmap_levels = level.vmap_levels
 
     def reaches_outside(self, t):
         return True
@@ -390,19 +432,17 @@ def _check_randomness(randomness):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian of ``func`` with respect to the arguments at ``argnums``, column by column
-    (one Jacobian-vector product per input element, by double-vjp).
+    """The Jacobian of ``func`` with respect to the arguments at ``argnums``, every column's
+    Jacobian-vector product at once, by vmap over the inputs' unit vectors.
 
-    ``randomness`` as vmap's over the columns: 'error' refuses random ops in ``func``,
-    'same' evaluates ``func`` once for every column, 'different' once per column.
+    ``randomness`` is that vmap's: 'error' refuses random ops in ``func``, 'same' draws
+    the same values for every column, 'different' draws afresh per column.
     """
     _check_randomness(randomness)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .._ops.creation import zeros_like
-        from .._ops.rearrange import stack
-        from .vmap import _RandomnessGuard
+        from .vmap import vmap
         argnums_n, diff = _split_args(args, argnums)
         is_tuple = isinstance(argnums_n, tuple)
         primals = diff if is_tuple else (diff,)
@@ -413,35 +453,33 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         def restricted(*ps):
             return func(*_replace_args(args, argnums_n, ps if is_tuple else ps[0]), **kwargs)
 
-        def linearized():
-            with _RandomnessGuard(randomness):
-                return _linearize(restricted, primals, has_aux, "jacfwd(f, ...)(*args)")
+        def column(*tangents):
+            output, jvp_fn, aux, level, out_spec = _linearize(
+                restricted, primals, has_aux, "jacfwd(f, ...)(*args)")
+            return level.exit((jvp_fn(list(tangents)), output) + ((aux,) if has_aux else ()))
 
-        output, jvp_fn, aux, level, out_spec = linearized()
-        out_flat = pytree.tree_leaves(output)
-        zero_ts = [zeros_like(x) for x in in_flat]
-        cols = [[[] for _ in in_flat] for _ in out_flat]  # [output][input] -> columns
-        for k, x in enumerate(in_flat):
-            for j in range(x.numel()):
-                if randomness == "different" and (k or j):
-                    _, jvp_fn, _, level, _ = linearized()
-                basis = zeros_like(x)
-                basis.view(-1)[j] = 1
-                outs = jvp_fn(zero_ts[:k] + [basis] + zero_ts[k + 1:])
-                for i, t in enumerate(outs):
-                    cols[i][k].append(t)
-        jac_leaves = []
-        for i, o in enumerate(out_flat):
-            per_input = []
-            for k, x in enumerate(in_flat):
-                shape = tuple(o.shape) + tuple(x.shape)
-                c = cols[i][k]
-                per_input.append(stack(c, dim=-1).view(shape) if c else
-                                 o.new_zeros(shape))
-            per_input = pytree.tree_unflatten(per_input, in_spec)
-            jac_leaves.append(per_input if is_tuple else per_input[0])
-        jac = level.exit(pytree.tree_unflatten(jac_leaves, out_spec))
-        return (jac, level.exit(aux)) if has_aux else jac
+        n, basis = _basis(in_flat)
+        if n == 0:
+            out_t, output, *aux = column(*[x.new_zeros(x.shape) for x in in_flat])
+            cols = [o.new_zeros((0,) + tuple(o.shape)) for o in out_t]
+        else:
+            cols, output, *aux = vmap(column, randomness=randomness)(*basis)
+            output, aux = pytree.tree_map(lambda t: t[0], (output, aux))
+        aux = aux[0] if has_aux else None
+        out_flat, out_spec = pytree.tree_flatten(output)
+        # cols[i] is output i's columns, (N,) + output.shape: the blocks want inputs last
+        per_output = []
+        for c, o in zip(cols, out_flat):
+            start, blocks = 0, []
+            for x in in_flat:
+                k = x.numel()
+                block = c.narrow(0, start, k).movedim(0, -1) if o.dim() else c.narrow(0, start, k)
+                blocks.append(block.reshape(tuple(o.shape) + tuple(x.shape)))
+                start += k
+            blocks = pytree.tree_unflatten(blocks, in_spec)
+            per_output.append(blocks if is_tuple else blocks[0])
+        jac = pytree.tree_unflatten(per_output, out_spec)
+        return (jac, aux) if has_aux else jac
     return wrapper
 
 

@@ -185,6 +185,11 @@ class Function(metaclass=_FunctionMeta):
         class's ``backward``."""
         if transform_stack:
             _check_transformable(cls)
+            if "vmap" in transform_stack:
+                from .._functorch.vmap import apply_function
+                batched = apply_function(cls, args, kwargs)
+                if batched is not None:
+                    return batched
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         tensors = [args[i] for i in positions]
         ctx = cls._backward_cls(tuple(edge_of(t) for t in tensors),
