@@ -1,14 +1,15 @@
 """DDP step time and scaling on this machine: ``python -m benchmarks.distributed
-[--ranks 1 2 4] [--steps 10] [--workloads mlp cnn] [--strategies ddp zero fsdp]``.
+[--ranks 1 2 4] [--steps 10] [--workloads mlp cnn] [--strategies ddp zero fsdp fsdp2]``.
 
 Weak scaling: every rank trains on the same per-rank batch, so ideal scaling keeps the step
 time constant and the efficiency (1-rank step time / N-rank step time) at 1. Also reported:
 the gradient bytes each rank all-reduces per step, and the overlap of communication with
 backward: ``(local backward + one all-reduce of all gradients - DDP backward) / all-reduce``,
 1 when the reduction hides entirely behind backward, 0 when it runs after it. ``zero`` (DDP with
-ZeroRedundancyOptimizer) and ``fsdp`` (FullyShardedDataParallel, FULL_SHARD) report their step
-time and how many elements of the sharded state each rank keeps (``shard_numel``: parameters
-for FSDP, parameters whose optimizer state it holds for ZeRO). Rank counts above
+ZeroRedundancyOptimizer), ``fsdp`` (FullyShardedDataParallel, FULL_SHARD) and ``fsdp2``
+(``fully_shard`` on every Linear/Conv2d, then the root) report their step time and how many
+elements of the sharded state each rank keeps (``shard_numel``: parameters for FSDP, parameters
+whose optimizer state it holds for ZeRO). Rank counts above
 the number of CPU cores are marked as oversubscribed (they measure contention, not scaling).
 Needs mpi4py and mpich (``pip install -e '.[distributed]'``) for more than one rank.
 """
@@ -50,6 +51,14 @@ def _wrapped(L, workload, strategy):
         from glasstorch.distributed.fsdp import FullyShardedDataParallel
         wrapped = FullyShardedDataParallel(model)
         return wrapped, L.optim.SGD(wrapped.parameters(), lr=0.01), wrapped._flat_param.numel()
+    if strategy == "fsdp2":
+        from glasstorch.distributed.fsdp import fully_shard
+        for layer in model:
+            if isinstance(layer, (L.nn.Linear, L.nn.Conv2d)):
+                fully_shard(layer)
+        fully_shard(model)
+        return model, L.optim.SGD(model.parameters(), lr=0.01), \
+            sum(p.to_local().numel() for p in model.parameters())
     wrapped = L.nn.parallel.DistributedDataParallel(model)
     if strategy == "zero":
         from glasstorch.distributed.optim import ZeroRedundancyOptimizer
@@ -154,7 +163,7 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--workloads", nargs="+", default=["mlp", "cnn"])
     p.add_argument("--strategies", nargs="+", default=["ddp"],
-                   choices=["ddp", "zero", "fsdp"])
+                   choices=["ddp", "zero", "fsdp", "fsdp2"])
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args(argv)

@@ -45,6 +45,6 @@ def test_single_process_group_and_wrappers_match_torch():
     assert scenario(glasstorch) == scenario(torch)
 
 
-def test_is_available_is_false_until_dtensor_and_fsdp_exist():
-    # libraries import torch.distributed.tensor / device_mesh / fsdp when this says True
+def test_is_available_is_false_until_hf_storage_and_strided_shard_exist():
+    # transformers and peft import checkpoint.hf_storage and _StridedShard when this says True
     assert glasstorch.distributed.is_available() is False

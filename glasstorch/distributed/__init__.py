@@ -244,12 +244,12 @@ class Work:
 
 def is_available() -> bool:
     """False, as a torch built without distributed support answers. glasstorch has process
-    groups, collectives, DDP, ZeroRedundancyOptimizer, DeviceMesh, DTensor, FSDP (the
-    flat-parameter FullyShardedDataParallel) and distributed checkpointing over MPI, all
-    usable directly; but libraries that see True import more at their own import time
-    (transformers: ``_composable.fsdp.fully_shard`` and ``fsdp.MixedPrecisionPolicy`` of
-    FSDP2, ``_functional_collectives``; lightning: ``distributed.constants``), which
-    glasstorch does not have, so True would break importing them."""
+    groups, collectives (functional ones too), DDP, ZeroRedundancyOptimizer, DeviceMesh,
+    DTensor, FSDP1 and FSDP2 (``fully_shard``) and distributed checkpointing over MPI, all
+    usable directly; but libraries that see True import more at their own import time, and
+    two of those names glasstorch does not have: ``checkpoint.hf_storage`` (safetensors
+    storage for DCP) and the ``_StridedShard`` placement (transformers, peft and
+    sentence-transformers import both), so True would break importing them."""
     return False
 
 

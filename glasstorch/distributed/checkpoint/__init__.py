@@ -9,7 +9,8 @@ glasstorch's own (pickled chunks), not torch's storage layout."""
 
 from .api import CheckpointException
 from .filesystem import FileSystemReader, FileSystemWriter
-from .state_dict_loader import load
-from .state_dict_saver import save
+from .state_dict_loader import load, load_state_dict
+from .state_dict_saver import save, save_state_dict
 
-__all__ = ["save", "load", "FileSystemWriter", "FileSystemReader", "CheckpointException"]
+__all__ = ["save", "load", "save_state_dict", "load_state_dict", "FileSystemWriter",
+           "FileSystemReader", "CheckpointException"]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..tensor import DTensor, Partial, Replicate, Shard
+from ..tensor import DTensor, Partial, Replicate
+from ..tensor._utils import compute_local_shape_and_global_offset
 
 __all__ = ["flatten", "region", "without_partial", "DTensor"]
-from ..tensor._api import _chunk_bounds
 
 
 def flatten(state, prefix=""):
@@ -24,17 +24,10 @@ def region(dt):
     """This rank's (offsets, sizes) in ``dt``'s global tensor, and whether it is the one
     rank (coordinate 0 along every replicated mesh dimension) that writes it."""
     mesh = dt.device_mesh
-    offsets, sizes = [0] * dt.ndim, list(dt.shape)
-    writer = True
-    for i, p in enumerate(dt.placements):
-        c = mesh.get_local_rank(i)
-        if isinstance(p, Shard):
-            start, length = _chunk_bounds(sizes[p.dim], mesh.size(i), c)
-            offsets[p.dim] += start
-            sizes[p.dim] = length
-        elif isinstance(p, (Replicate, Partial)) and c != 0:
-            writer = False
-    return tuple(offsets), tuple(sizes), writer
+    sizes, offsets = compute_local_shape_and_global_offset(dt.shape, mesh, dt.placements)
+    writer = all(mesh.get_local_rank(i) == 0 for i, p in enumerate(dt.placements)
+                 if isinstance(p, (Replicate, Partial)))
+    return offsets, sizes, writer
 
 
 def without_partial(dt):

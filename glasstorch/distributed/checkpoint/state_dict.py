@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..._tensor import Tensor
 from ...nn.parallel import DistributedDataParallel
 from ..fsdp import FullyShardedDataParallel
-from ..tensor import DTensor
+from ..tensor import DTensor, distribute_tensor
 
 __all__ = ["StateDictOptions", "get_model_state_dict", "get_optimizer_state_dict",
            "get_state_dict", "set_model_state_dict", "set_optimizer_state_dict",
@@ -73,9 +74,35 @@ def get_model_state_dict(model, *, submodules=None, options=None):
     return out
 
 
+def _placed_like(value, p, options):
+    """An optimizer state tensor of DTensor parameter ``p`` (this rank's part, shaped as
+    ``p``'s) as a DTensor placed as ``p`` (sharing its storage), whole with
+    ``full_state_dict``; other values as they are."""
+    if not isinstance(p, DTensor) or not isinstance(value, Tensor) or \
+            isinstance(value, DTensor) or tuple(value.shape) != tuple(p.to_local().shape):
+        return value
+    dt = DTensor._make(value, p.device_mesh, p.placements, p.shape)
+    return dt.full_tensor() if options.full_state_dict else dt
+
+
+def _local_part(value, p):
+    """The inverse of ``_placed_like``: what the optimizer keeps for DTensor parameter
+    ``p`` (this rank's part, cut from a whole tensor if need be)."""
+    if not isinstance(p, DTensor) or not isinstance(value, Tensor):
+        return value
+    if isinstance(value, DTensor):
+        return value.to_local()
+    if tuple(value.shape) == tuple(p.shape) != tuple(p.to_local().shape):
+        return distribute_tensor(value, p.device_mesh, p.placements,
+                                 src_data_rank=None).to_local()
+    return value
+
+
 def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None):
-    """The optimizers' state, keyed by parameter FQN instead of position."""
+    """The optimizers' state, keyed by parameter FQN instead of position (the state of a
+    DTensor parameter as DTensors placed as the parameter)."""
     _no_fsdp(model, "get_optimizer_state_dict")
+    options = options or StateDictOptions()
     optimizers = optimizers if isinstance(optimizers, (list, tuple)) else [optimizers]
     fqns = _param_fqns(model)
     state, groups = {}, []
@@ -86,7 +113,8 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None
                            "params": names})
             for p, name in zip(group["params"], names):
                 if p in opt.state:
-                    state[name] = dict(opt.state[p])
+                    state[name] = {k: _placed_like(v, p, options)
+                                   for k, v in opt.state[p].items()}
     return {"state": state, "param_groups": groups}
 
 
@@ -119,7 +147,8 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict, *, options=Non
             for p in group["params"]:
                 name = fqns[id(p)]
                 if name in optim_state_dict["state"]:
-                    state[index] = optim_state_dict["state"][name]
+                    state[index] = {k: _local_part(v, p)
+                                    for k, v in optim_state_dict["state"][name].items()}
                 ids.append(index)
                 index += 1
             groups.append({**{k: v for k, v in saved.items() if k != "params"},

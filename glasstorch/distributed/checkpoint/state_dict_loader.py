@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ... import no_grad
 from ..._tensor import Tensor
 from .. import get_rank, is_initialized
@@ -9,7 +11,7 @@ from ._layout import DTensor, flatten, region
 from .api import _failed
 from .filesystem import _INDEX, FileSystemReader
 
-__all__ = ["load"]
+__all__ = ["load", "load_state_dict"]
 
 
 def _fill(target, offsets, key, reader, chunks):
@@ -42,6 +44,15 @@ def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None,
     except Exception as e:
         raise _failed(get_rank(process_group) if is_initialized() and not no_dist else 0,
                       e) from e
+
+
+def load_state_dict(state_dict, storage_reader, process_group=None, coordinator_rank=0,
+                    no_dist=False, planner=None):
+    """The deprecated form of ``load`` (``storage_reader`` required)."""
+    warnings.warn("`load_state_dict` is deprecated and will be removed in future versions. "
+                  "Please use `load` instead.", FutureWarning, stacklevel=2)
+    load(state_dict, storage_reader=storage_reader, process_group=process_group,
+         no_dist=no_dist, planner=planner)
 
 
 def _load(state_dict, storage_reader):

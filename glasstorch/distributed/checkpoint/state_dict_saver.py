@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ..._tensor import Tensor
 from .. import all_gather_object, barrier, get_rank, get_world_size, is_initialized
 from ._layout import DTensor, flatten, region, without_partial
 from .filesystem import _INDEX, FileSystemWriter
 
-__all__ = ["save"]
+__all__ = ["save", "save_state_dict"]
 
 
 def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
@@ -57,3 +59,12 @@ def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
     if dist:
         barrier(group=process_group)         # the checkpoint is whole when save returns
 
+
+
+def save_state_dict(state_dict, storage_writer, process_group=None, coordinator_rank=0,
+                    no_dist=False, planner=None):
+    """The deprecated form of ``save`` (``storage_writer`` required)."""
+    warnings.warn("`save_state_dict` is deprecated and will be removed in future versions."
+                  "Please use `save` instead.", FutureWarning, stacklevel=2)
+    save(state_dict, storage_writer=storage_writer, process_group=process_group,
+         no_dist=no_dist, planner=planner)

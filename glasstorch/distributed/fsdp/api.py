@@ -6,7 +6,8 @@ import enum
 from dataclasses import dataclass
 
 __all__ = ["ShardingStrategy", "StateDictType", "FullStateDictConfig", "BackwardPrefetch",
-           "CPUOffload", "MixedPrecision"]
+           "CPUOffload", "MixedPrecision", "MixedPrecisionPolicy", "OffloadPolicy",
+           "CPUOffloadPolicy"]
 
 
 class ShardingStrategy(enum.Enum):
@@ -57,3 +58,25 @@ class MixedPrecision:
     keep_low_precision_grads: bool = False
     cast_forward_inputs: bool = False
     cast_root_forward_inputs: bool = True
+
+
+@dataclass(frozen=True)
+class MixedPrecisionPolicy:
+    """fully_shard's dtypes: of the gathered parameters (``param_dtype``), of the gradient
+    reduce-scatter (``reduce_dtype``, default ``param_dtype``), of forward's output
+    (``output_dtype``); ``cast_forward_inputs`` casts floating inputs to ``param_dtype``."""
+    param_dtype: object = None
+    reduce_dtype: object = None
+    output_dtype: object = None
+    cast_forward_inputs: bool = True
+
+
+@dataclass
+class OffloadPolicy:
+    """fully_shard's default: the sharded parameters stay where they are (the CPU here)."""
+
+
+@dataclass
+class CPUOffloadPolicy(OffloadPolicy):
+    """Keep the sharded parameters on the CPU (they always are here)."""
+    pin_memory: bool = True

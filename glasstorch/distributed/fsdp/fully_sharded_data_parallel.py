@@ -32,6 +32,8 @@ from .. import (
     group,
     reduce_scatter_tensor,
 )
+from .api import BackwardPrefetch as BackwardPrefetch
+from .api import CPUOffload as CPUOffload  # torch's module has them too: imported from it
 from .api import FullStateDictConfig, MixedPrecision, ShardingStrategy, StateDictType
 
 __all__ = ["FullyShardedDataParallel"]
