@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import inspect
 import math
 import operator
@@ -22,7 +23,7 @@ import typing
 
 from .. import _tensor
 from ..nn.modules.module import Module
-from . import _ir
+from . import _classes, _ir
 from ._internal import FunctionModifiers
 from ._ir import (
     AnyT,
@@ -41,6 +42,7 @@ from ._ir import (
     StrT,
     TensorT,
     TupleT,
+    UnionT,
     Value,
     is_subtype,
     unify,
@@ -83,6 +85,8 @@ def type_from_python(obj, where=None):
     if isinstance(obj, type):
         if issubclass(obj, Tensor):
             return TensorT
+        if issubclass(obj, enum.Enum):
+            return _classes.enum_type(obj)
         simple = {bool: BoolT, int: IntT, float: FloatT, str: StrT}
         if obj in simple:
             return simple[obj]
@@ -90,6 +94,10 @@ def type_from_python(obj, where=None):
             return DeviceT
         if obj is gt.dtype:
             return DTypeT
+        if _classes.is_named_tuple(obj):
+            return _classes.named_tuple_type(obj)
+        if _classes.scriptable_class(obj):
+            return _classes.class_info(obj).jit_type
         if obj in (list, tuple, dict):
             raise _type_error(where, f"Unknown type annotation: '{obj.__name__}' needs contained "
                                      f"types, e.g. {obj.__name__.capitalize()}[int]")
@@ -109,8 +117,7 @@ def type_from_python(obj, where=None):
         rest = [a for a in args if a is not type(None)]
         if len(rest) == 1 and len(args) == 2:
             return OptionalT(type_from_python(rest[0], where))
-        raise NotSupportedError(where, "Union types other than Optional[T] are not supported "
-                                       "by glasstorch's TorchScript frontend")
+        return UnionT([type_from_python(a, where) for a in args])
     if origin is typing.Final:
         return type_from_python(args[0], where) if args else AnyT
     raise _type_error(where, f"Unknown type annotation: '{obj}'")
@@ -121,6 +128,8 @@ def type_of_value(v):
     gt = _glasstorch()
     if v is None:
         return NoneT
+    if isinstance(v, enum.Enum):          # before str/int: an Enum may mix them in
+        return _classes.enum_type(type(v))
     if isinstance(v, bool):
         return BoolT
     if isinstance(v, int):
@@ -139,6 +148,8 @@ def type_of_value(v):
         ts = [type_of_value(x) for x in v]
         if None in ts:
             return None
+        if _classes.is_named_tuple(type(v)):
+            return TupleT(ts, tuple(type(v)._fields), _classes.qualified_name(type(v)))
         if isinstance(v, tuple):
             return TupleT(ts)
         if not ts:
@@ -152,6 +163,12 @@ def type_of_value(v):
         vs = {type_of_value(x) for x in v.values()}
         if len(ks) == 1 and len(vs) == 1 and None not in ks | vs:
             return DictT(ks.pop(), vs.pop())
+        return None
+    if _classes.scriptable_class(type(v)):
+        try:                  # an instance of a user class: its class compiles as TorchScript
+            return _classes.class_info(type(v)).jit_type
+        except Exception:
+            return None
     return None
 
 
@@ -176,6 +193,8 @@ def check_value(v, t):
         return isinstance(v, (int, float, bool, complex))
     if k == "Optional":
         return v is None or check_value(v, t.args[0])
+    if k == "Union":
+        return any(check_value(v, m) for m in t.args)
     if k == "List":
         return isinstance(v, (list, tuple)) and all(check_value(x, t.args[0]) for x in v)
     if k == "Tuple":
@@ -186,8 +205,11 @@ def check_value(v, t):
                                            for a, b in v.items())
     if k == "Device":
         return isinstance(v, (_glasstorch().device, str))
+    if k == "Enum":
+        return isinstance(v, _classes.enum_class(t))
     if k == "Class":
-        return isinstance(v, Module)
+        info = _classes.info_for(t)
+        return isinstance(v, info.cls) if info is not None else isinstance(v, Module)
     return True
 
 
@@ -212,11 +234,24 @@ _LIST_TENSOR_RESULT = {"split", "chunk", "unbind", "tensor_split", "split_with_s
                        "broadcast_tensors", "meshgrid", "unsafe_chunk", "unsafe_split", "hsplit",
                        "vsplit", "dsplit", "unsafe_split_with_sizes"}
 _PAIR = TupleT([TensorT, TensorT])
-_TUPLE_RESULT = {"sort": _PAIR, "topk": _PAIR, "kthvalue": _PAIR, "mode": _PAIR,
-                 "std_mean": _PAIR, "var_mean": _PAIR, "aminmax": _PAIR, "cummax": _PAIR,
-                 "cummin": _PAIR, "slogdet": _PAIR, "frexp": _PAIR, "qr": _PAIR, "eigh": _PAIR,
-                 "eig": _PAIR, "lu_factor": _PAIR, "svd": TupleT([TensorT] * 3),
-                 "lstsq": TupleT([TensorT] * 4), "histogram": _PAIR}
+
+
+def _named(*fields):
+    """The type of an operator's named-tuple result (``torch.return_types.max``)."""
+    return TupleT([TensorT] * len(fields), fields)
+
+
+_VALUES_INDICES = _named("values", "indices")
+_TUPLE_RESULT = {"sort": _VALUES_INDICES, "topk": _VALUES_INDICES,
+                 "kthvalue": _VALUES_INDICES, "mode": _VALUES_INDICES, "std_mean": _PAIR,
+                 "var_mean": _PAIR, "aminmax": _named("min", "max"),
+                 "cummax": _VALUES_INDICES, "cummin": _VALUES_INDICES,
+                 "slogdet": _named("sign", "logabsdet"), "frexp": _named("mantissa", "exponent"),
+                 "qr": _named("Q", "R"), "eigh": _named("eigenvalues", "eigenvectors"),
+                 "eig": _named("eigenvalues", "eigenvectors"), "lu_factor": _named("LU", "pivots"),
+                 "svd": _named("U", "S", "V"),
+                 "lstsq": _named("solution", "residuals", "rank", "singular_values"),
+                 "histogram": _named("hist", "bin_edges")}
 
 
 def op_result_type(name, arg_types, kw_names):
@@ -235,7 +270,7 @@ def op_result_type(name, arg_types, kw_names):
         return ListT(TensorT)
     if name in ("max", "min", "median", "nanmedian"):
         if "dim" in kw_names or (len(arg_types) > 1 and arg_types[1] == IntT):
-            return _PAIR
+            return _VALUES_INDICES
         return TensorT
     if name in ("where", "nonzero") and (len(arg_types) == 1 and name == "where"
                                           or "as_tuple" in kw_names):
@@ -279,10 +314,13 @@ _UNSUPPORTED_NODES = {ast.Lambda: "Lambda", ast.Try: "try blocks", ast.Global: "
                       ast.ImportFrom: "import statements", ast.Set: "set literals",
                       ast.SetComp: "set comprehensions", ast.GeneratorExp: "generator expressions",
                       ast.NamedExpr: "assignment expressions", ast.Match: "match statements",
-                      ast.FunctionDef: "function definitions (nested)",
+                      ast.FunctionDef: "function definitions",
                       ast.Starred: "starred expressions"}
 if hasattr(ast, "TryStar"):
     _UNSUPPORTED_NODES[ast.TryStar] = "try blocks"
+_START_TOKENS = {ast.FunctionDef: "def", ast.ClassDef: "class", ast.Try: "try",
+                 ast.Import: "import", ast.ImportFrom: "from", ast.Global: "global",
+                 ast.AsyncFunctionDef: "def"}
 
 
 # --------------------------------------------------------------------------- sugared values
@@ -301,11 +339,14 @@ class _Terminated(Exception):
 
 
 class _Scope:
-    """Names visible in a block: values or sugar, plus the branch-only names for messages."""
+    """Names visible in a block: values or sugar, plus the branch-only names for messages.
+    ``local`` holds the names assigned in this block itself: these may be rebound to a value
+    of another type, names of enclosing blocks may not (torch's environment frames)."""
 
     def __init__(self, env=None, missing=None):
         self.env = dict(env or {})
         self.missing = dict(missing or {})
+        self.local = set()
 
     def copy(self):
         return _Scope(self.env, self.missing)
@@ -436,7 +477,9 @@ class FunctionCompiler:
             if i == 0 and self.self_info is not None:
                 v = Value(self.graph, self.self_info.jit_type, "self", exact=True)
                 self.graph.block.params.append(v)
-                scope.env[p.arg] = _Sugar("module", self.self_info, value=v)
+                # a module's ``self`` is sugar (submodules, constants); a class's a value
+                scope.env[p.arg] = v if getattr(self.self_info, "is_class", False) else \
+                    _Sugar("module", self.self_info, value=v)
                 continue
             if p.annotation is not None:
                 t = self.annotation(p.annotation)
@@ -455,6 +498,7 @@ class FunctionCompiler:
             v = Value(self.graph, t, p.arg)
             self.graph.block.params.append(v)
             scope.env[p.arg] = v
+            scope.local.add(p.arg)
             self.decl[p.arg] = t
             names.append(p.arg)
             types.append(t)
@@ -511,7 +555,9 @@ class FunctionCompiler:
     def stmt(self, s, scope):
         t = type(s)
         if t in _UNSUPPORTED_NODES and t is not ast.Starred:
-            raise UnsupportedNodeError(self.loc(s), _UNSUPPORTED_NODES[t])
+            loc = self.loc(s)        # torch marks the statement's first keyword
+            loc.end_col = loc.col + len(_START_TOKENS.get(t, " "))
+            raise UnsupportedNodeError(loc, _UNSUPPORTED_NODES[t])
         handler = getattr(self, "s_" + t.__name__, None)
         if handler is None:
             raise UnsupportedNodeError(self.loc(s), t.__name__ + " statements")
@@ -532,7 +578,7 @@ class FunctionCompiler:
         hint = self.ret_ann
         v = self.const(None, node) if expr is None else self.value(expr, scope, hint)
         if self.ret_ann is not None:
-            v = self.implicit(v, self.ret_ann, node)
+            v = self.convert(v, self.ret_ann, node)
             if not is_subtype(v.type, self.ret_ann):
                 raise self.type_err(node, f"Return value was annotated as having type "
                                           f"{self.ret_ann.py()} but is actually of type "
@@ -576,12 +622,12 @@ class FunctionCompiler:
         if cond is True:
             return
         msg = "AssertionError: "
-        n = self.emit("prim::If", [cond] if isinstance(cond, Value) else
-                      [self.const(bool(cond), s)], [], node=s, pure=False)
-        b_ok, b_fail = _ir.Block(), _ir.Block()
-        n.blocks = [b_ok, b_fail]
         saved = self.block
-        self.block = b_fail
+        if cond is not False:
+            n = self.emit("prim::If", [cond], [], node=s, pure=False)
+            b_ok, b_fail = _ir.Block(), _ir.Block()
+            n.blocks = [b_ok, b_fail]
+            self.block = b_fail
         if s.msg is not None:
             m = self.value(s.msg, scope)
             if m.type != StrT:
@@ -592,13 +638,15 @@ class FunctionCompiler:
         self.emit("prim::RaiseException", [m], [], tpl=f"_raise({{0}}, 'builtins.AssertionError'"
                   f", {lr})", code=f"ops.prim.RaiseException({msg!r} + {{0}})", node=s,
                   pure=False)
+        if cond is False:             # ``assert False``: the code after it is unreachable
+            raise _Terminated
         self.block = saved
         self.refine(scope, ref_t, s)
 
     def s_Assign(self, s, scope):  # noqa: N802
         hint = None
         if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id in self.decl:
+                and s.targets[0].id in self.decl and s.targets[0].id in scope.env:
             hint = self.decl[s.targets[0].id]
         v = self.expr(s.value, scope, hint)
         for t in s.targets:
@@ -618,6 +666,9 @@ class FunctionCompiler:
                 self.decl[s.target.id] = t
             if v.type != t and t.kind == "Optional":
                 v = self.call("prim::unchecked_cast", [v], t, "{0}", "{0}", s)
+        if isinstance(s.target, ast.Attribute):
+            self.assign_attr(s.target, v, scope, s, declared=t)
+            return
         self.assign(s.target, v, scope, s)
 
     def s_AugAssign(self, s, scope):  # noqa: N802
@@ -644,13 +695,19 @@ class FunctionCompiler:
             if isinstance(v, _Sugar):
                 scope.env[nm] = v
                 return
-            prev = self.decl.get(nm)
+            # a name not visible here (it lived only in an earlier loop or branch) is new
+            prev = self.decl.get(nm) if isinstance(scope.env.get(nm), Value) else None
             if prev is not None and not is_subtype(v.type, prev) and v.type.kind != "Any":
-                raise self.type_err(target, f"Variable '{nm}' previously had type {prev.py()} "
-                                            f"but is now being assigned to a value of type "
-                                            f"{v.type.py()}")
+                v = self.convert(v, prev, node, numbers=False)
+            if prev is not None and not is_subtype(v.type, prev) and v.type.kind != "Any":
+                if nm not in scope.local:
+                    raise self.type_err(target, f"Variable '{nm}' previously had type "
+                                                f"{prev.py()} but is now being assigned to a "
+                                                f"value of type {v.type.py()}")
+                prev = None            # rebound in its own block: the name takes the new type
             if prev is None:
                 self.decl[nm] = v.type
+            scope.local.add(nm)
             if v.base is None and (v.node is None or v.node.kind != "prim::Constant"):
                 v.base = nm
             scope.env[nm] = v
@@ -697,24 +754,48 @@ class FunctionCompiler:
                       code="{0}[{1}] = {2}", node=node, pure=False)
             return
         if isinstance(target, ast.Attribute):
-            obj = self.expr(target.value, scope)
-            if isinstance(obj, _Sugar) and obj.kind == "module":
-                info = obj.obj
-                t = info.attr_type(target.attr)
-                if t is None:
-                    raise self.type_err(target, f"Module '{info.class_name}' has no attribute "
-                                                f"'{target.attr}'")
-                if not is_subtype(v.type, t):
-                    raise self.type_err(target, f"Wrong type for attribute assignment. Expected "
-                                                f"{t.py()} but got {v.type.py()}")
-                self.emit("prim::SetAttr", [obj.value, v], [], attrs={"name": target.attr},
-                          tpl=f"setattr({{0}}, {target.attr!r}, {{1}})",
-                          code=f"{{0}}.{target.attr} = {{1}}", node=node, pure=False)
-                return
-            raise NotSupportedError(self.loc(target), "attribute assignment is only supported "
-                                                      "on modules")
+            self.assign_attr(target, v, scope, node)
+            return
         raise NotSupportedError(self.loc(target), f"unsupported assignment target "
                                                   f"{type(target).__name__}")
+
+    def assign_attr(self, target, v, scope, node, declared=None):
+        """``obj.attr = v`` on a module or a class instance; in a class's ``__init__`` the
+        first assignment defines the attribute (typed ``declared`` or by ``v``)."""
+        obj = self.expr(target.value, scope)
+        info = _classes.info_for(obj.type) if isinstance(obj, Value) else None
+        if info is not None:
+            t = info.attr_type(target.attr)
+            if t is None and info.defining:
+                t = declared or v.type
+                info.define(target.attr, t)
+            if t is None:
+                raise self.type_err(target, f"Tried to set nonexistent attribute: "
+                                            f"{target.attr}. Did you forget to initialize "
+                                            f"it in __init__()?")
+            v = self.convert(v, t, node)
+            if not is_subtype(v.type, t):
+                raise self.type_err(target, f"Wrong type for attribute assignment. Expected "
+                                            f"{t.py()} but got {v.type.py()}")
+            self.emit("prim::SetAttr", [obj, v], [], attrs={"name": target.attr},
+                      tpl=f"setattr({{0}}, {target.attr!r}, {{1}})",
+                      code=f"{{0}}.{target.attr} = {{1}}", node=node, pure=False)
+            return
+        if isinstance(obj, _Sugar) and obj.kind == "module":
+            info = obj.obj
+            t = info.attr_type(target.attr)
+            if t is None:
+                raise self.type_err(target, f"Module '{info.class_name}' has no attribute "
+                                            f"'{target.attr}'")
+            if not is_subtype(v.type, t):
+                raise self.type_err(target, f"Wrong type for attribute assignment. Expected "
+                                            f"{t.py()} but got {v.type.py()}")
+            self.emit("prim::SetAttr", [obj.value, v], [], attrs={"name": target.attr},
+                      tpl=f"setattr({{0}}, {target.attr!r}, {{1}})",
+                      code=f"{{0}}.{target.attr} = {{1}}", node=node, pure=False)
+            return
+        raise NotSupportedError(self.loc(target), "attribute assignment is only supported "
+                                                  "on modules and class instances")
 
     def s_Delete(self, s, scope):  # noqa: N802
         for t in s.targets:
@@ -739,15 +820,21 @@ class FunctionCompiler:
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
                 isinstance(test.ops[0], (ast.Is, ast.IsNot)) and \
                 isinstance(test.comparators[0], ast.Constant) and \
-                test.comparators[0].value is None and isinstance(test.left, ast.Name):
+                test.comparators[0].value is None:
             v = self.expr(test.left, scope)
             is_op = isinstance(test.ops[0], ast.Is)
+            if isinstance(v, _Sugar) and v.kind in ("module", "modlist", "moddict"):
+                return (not is_op), {}, {}        # a submodule is never None
             if isinstance(v, Value):
+                # a None attribute (``self.norm = None``) or a non-Optional value decides the
+                # test at compile time, so the dead branch is not compiled (as in torch)
                 if v.type.kind == "NoneType":
                     return is_op, {}, {}
-                if v.type.kind != "Optional":
+                if v.type.kind not in ("Optional", "Any"):
                     return (not is_op), {}, {}
-                inner = {test.left.id: v.type.args[0]}
+                # only local names are refined; ``self.x`` stays Optional, as in torch
+                inner = {test.left.id: v.type.args[0]} if isinstance(test.left, ast.Name) and \
+                    v.type.kind == "Optional" else {}
                 none = self.const(None, test.comparators[0])
                 kind = "aten::__is__" if is_op else "aten::__isnot__"
                 sym = "is" if is_op else "is not"
@@ -759,9 +846,12 @@ class FunctionCompiler:
         if isinstance(test, ast.Call) and isinstance(test.func, (ast.Name, ast.Attribute)):
             f = self.expr(test.func, scope)
             if isinstance(f, _Sugar) and f.kind == "py" and \
-                    f.obj in (builtins.isinstance, _jit_isinstance()) and \
-                    isinstance(test.args[0], ast.Name):
+                    f.obj in (builtins.isinstance, _jit_isinstance()):
                 v = self.expr(test.args[0], scope)
+                classes = self.eval_py(test.args[1])
+                if isinstance(v, _Sugar) and v.kind in ("module", "modlist", "moddict"):
+                    # a submodule's class is known when compiling: decided statically
+                    return builtins.isinstance(v.obj.module, classes), {}, {}
                 target = self.isinstance_types(test.args[1])
                 if isinstance(v, Value):
                     ok = any(is_subtype(v.type, t) for t in target)
@@ -773,7 +863,23 @@ class FunctionCompiler:
                             c = self.call("prim::isinstance", [v], BoolT,
                                           "({0} is not None)", "isinstance({0}, "
                                           + hit[0].py() + ")", test)
-                            return c, {test.args[0].id: v.type.args[0]}, {}
+                            ref = {test.args[0].id: v.type.args[0]} \
+                                if isinstance(test.args[0], ast.Name) else {}
+                            return c, ref, {}
+                    if v.type.kind == "Union":
+                        # the members the test admits, and those left for the other branch
+                        hit = [m for m in v.type.args if any(is_subtype(m, t) for t in target)]
+                        if not hit:
+                            return False, {}, {}
+                        rest = [m for m in v.type.args if m not in hit]
+                        ref = self.graph.const_ref(lambda x, ts=tuple(hit): any(
+                            check_value(x, t) for t in ts))
+                        c = self.call("prim::isinstance", [v], BoolT, f"{ref}({{0}})",
+                                      "isinstance({0}, " + UnionT(hit).py() + ")", test)
+                        if not isinstance(test.args[0], ast.Name):
+                            return c, {}, {}
+                        nm = test.args[0].id
+                        return c, {nm: UnionT(hit)}, {nm: UnionT(rest)}
                     if v.type.kind == "Any":
                         ref = self.graph.const_ref(lambda x, ts=tuple(target): any(
                             check_value(x, t) for t in ts))
@@ -781,6 +887,8 @@ class FunctionCompiler:
                                       "isinstance({0})", test)
                         return c, {}, {}
                     return False, {}, {}
+                raise self.type_err(test, "isinstance() of a Python value that is not a "
+                                          "TorchScript value is not supported")
         v = self.expr(test, scope)
         if isinstance(v, _Sugar):
             raise self.type_err(test, "cannot use a module or function as a condition")
@@ -788,6 +896,24 @@ class FunctionCompiler:
                 isinstance(v.node.attrs.get("value"), bool):
             return v.node.attrs["value"], {}, {}
         return self.to_bool(v, test), {}, {}
+
+    def convert(self, v, t, node, numbers=True):
+        """``v`` converted where type ``t`` is expected, as torch's implicit conversions do: a
+        tuple whose elements fit becomes a list (``List[int]`` given ``(2, 3)``), a Tensor a
+        number (not when rebinding a variable: ``numbers=False``); anything else is returned
+        unchanged, for the caller's type check."""
+        target = t.args[0] if t.kind == "Optional" else t
+        if target.kind == "List" and v.type.kind == "Tuple" and \
+                all(is_subtype(a, target.args[0]) for a in v.type.args):
+            if v.node is not None and v.node.kind == "prim::TupleConstruct":
+                elts = v.node.inputs
+            else:
+                elts = self.emit("prim::TupleUnpack", [v], list(v.type.args), tpl="{0}",
+                                 code="{0}", node=node).outputs
+            inner = ", ".join(f"{{{i}}}" for i in range(len(elts)))
+            return self.call("prim::ListConstruct", list(elts), target, "[" + inner + "]",
+                             "[" + inner + "]", node, pure=False)
+        return self.implicit(v, target, node) if numbers and target in (IntT, FloatT) else v
 
     def implicit(self, v, t, node):
         """TorchScript's implicit Tensor -> int/float conversion (``aten::IntImplicit``) where
@@ -852,6 +978,10 @@ class FunctionCompiler:
         self.block = b1 if is_and else b2
         s2 = self._refined(scope, rt if is_and else rf, test)
         c2, rt2, rf2 = self.cond(sub, s2)
+        if c2 is (not is_and):       # ``x and False`` / ``x or True``: known at compile time
+            self.block = saved
+            saved.nodes.remove(n)
+            return c2, {}, {}
         if isinstance(c2, bool):
             c2 = self.const(c2, test)
         self.block.returns = [c2]
@@ -911,7 +1041,11 @@ class FunctionCompiler:
             vt, vf = st.env.get(nm), sf.env.get(nm)
             if isinstance(vt, _Sugar) or isinstance(vf, _Sugar):
                 if not tt and not tf and vt is not vf:
-                    raise self.type_err(s, f"{nm} is a module or function in one branch only")
+                    # a module or function bound differently by the branches (a loop
+                    # variable over submodules) is not visible after the if, as in torch
+                    scope.env.pop(nm, None)
+                    scope.missing[nm] = "true" if vt is None else "false"
+                    continue
                 scope.env[nm] = vt if not tt else vf
                 continue
             before = scope.env.get(nm)
@@ -1064,6 +1198,19 @@ class FunctionCompiler:
                 it.func.id in ("enumerate", "zip") and self._py_name(it.func.id, scope) in \
                 (builtins.enumerate, builtins.zip):
             kind = it.func.id
+            inner = it.args[0] if it.args else None
+            if kind == "enumerate" and isinstance(inner, ast.Call) and \
+                    isinstance(inner.func, ast.Name) and inner.func.id == "zip" and \
+                    self._py_name("zip", scope) is builtins.zip:
+                # ``enumerate(zip(a, b))``: the index, then the zipped elements as a group
+                srcs = [self.expr(a, scope) for a in inner.args]
+                if any(self._unrollable(x) for x in srcs):
+                    lists = [self._unrolled_items(x, it) for x in srcs]
+                    self.unroll(s, [(self.const(i, it), tuple(x))
+                                    for i, x in enumerate(zip(*lists))], scope, pack=True)
+                    return
+                self.counted_loop(s, scope, srcs, enumerate_=True, group=True)
+                return
             srcs = [self.expr(a, scope) for a in it.args]
             if kind == "enumerate":
                 src = srcs[0]
@@ -1108,17 +1255,31 @@ class FunctionCompiler:
             return None
         return self.lookup_global(nm)
 
+    @staticmethod
+    def _container_kind(src):
+        """``modlist``/``moddict`` for a module container (a subclass with its own forward
+        included: ``for m in self`` in it), else the sugar's kind."""
+        if src.kind == "module":
+            from ..nn.modules.container import ModuleDict, ModuleList, Sequential
+            m = src.obj.module
+            if isinstance(m, (ModuleList, Sequential)):
+                return "modlist"
+            if isinstance(m, ModuleDict):
+                return "moddict"
+        return src.kind
+
     def _unrollable(self, src):
         if isinstance(src, _Sugar):
-            return src.kind in ("modlist", "moddict")
+            return self._container_kind(src) in ("modlist", "moddict")
         return src.type.kind == "Tuple"
 
     def _unrolled_items(self, src, node):
         if isinstance(src, _Sugar):
-            if src.kind == "modlist":
+            kind = self._container_kind(src)
+            if kind == "modlist":
                 return [self.submodule_value(src.value, src.obj, nm, node)
                         for nm in src.obj.module_names()]
-            if src.kind == "moddict":
+            if kind == "moddict":
                 return [self.const(nm, node) for nm in src.obj.module_names()]
         if src.type.kind == "Tuple":
             return [self.call("prim::TupleIndex", [src, self.const(i, node)], t,
@@ -1140,7 +1301,10 @@ class FunctionCompiler:
     def assign_loop_target(self, target, vals, scope, s):
         if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(vals):
             for t, v in zip(target.elts, vals):
-                self.assign(t, v, scope, s)
+                if isinstance(v, tuple):          # a zipped group (``i, (a, b)`` or ``i, ab``)
+                    self.assign_loop_target(t, list(v), scope, s)
+                else:
+                    self.assign(t, v, scope, s)
             return
         if len(vals) == 1:
             self.assign(target, vals[0], scope, s)
@@ -1183,7 +1347,7 @@ class FunctionCompiler:
         self.loop_body(n, body_b, carried, types, s.body, scope, s, 1, bind=bind)
         self.block = saved
 
-    def counted_loop(self, s, scope, srcs, enumerate_=False):
+    def counted_loop(self, s, scope, srcs, enumerate_=False, group=False):
         lens, elems = [], []
         for src in srcs:
             if isinstance(src, _Sugar):
@@ -1219,10 +1383,11 @@ class FunctionCompiler:
 
         def bind(sc):
             idx = self.block.params[0]
-            vals = [idx] if enumerate_ else []
-            for src, (t, kind, tpl) in zip(sources, elems):
-                vals.append(self.call(kind, [src, idx], t, tpl, tpl, s.iter))
-            self.assign_loop_target(s.target, vals, sc, s)
+            vals = [self.call(kind, [src, idx], t, tpl, tpl, s.iter)
+                    for src, (t, kind, tpl) in zip(sources, elems)]
+            if group:
+                vals = [tuple(vals)]
+            self.assign_loop_target(s.target, [idx, *vals] if enumerate_ else vals, sc, s)
         self.generic_loop(s, scope, trip, bind)
 
     def s_With(self, s, scope):  # noqa: N802
@@ -1317,6 +1482,8 @@ class FunctionCompiler:
         raise self.type_err(node, f"undefined value {nm}")
 
     def sugar_for(self, obj, node):
+        if isinstance(obj, enum.Enum):
+            return self.const(obj, node)
         if isinstance(obj, (bool, int, float, str)) or obj is None or _is_dtype(obj) or \
                 isinstance(obj, _glasstorch().device):
             return self.const(obj, node)
@@ -1336,6 +1503,8 @@ class FunctionCompiler:
         if isinstance(base, _Sugar):
             if base.kind == "module":
                 return self.module_attr(base, e.attr, e)
+            if base.kind in ("modlist", "moddict") and e.attr in base.obj.submodule_names():
+                return self.submodule_value(base.value, base.obj, e.attr, e)   # seq.name
             if base.kind == "py":
                 try:
                     obj = getattr(base.obj, e.attr)
@@ -1361,6 +1530,24 @@ class FunctionCompiler:
                                    f"'{e.attr}' of type 'Tensor'.")
         if t.kind in ("List", "Dict", "str", "Device", "int", "float"):
             return _Sugar("method", base, name=e.attr)
+        if t.kind == "Enum" and _classes.enum_attr_type(t, e.attr) is not None:
+            return self.call("prim::EnumValue" if e.attr == "value" else "prim::EnumName",
+                             [base], _classes.enum_attr_type(t, e.attr), f"{{0}}.{e.attr}",
+                             f"{{0}}.{e.attr}", e)
+        info = _classes.info_for(t)
+        if info is not None:
+            if e.attr in info.method_names():
+                return _Sugar("method", base, name=e.attr)
+            at = info.attr_type(e.attr)
+            if at is None:
+                raise self.type_err(e, f"Tried to access nonexistent attribute or method "
+                                       f"'{e.attr}' of type '{t.py()}'.")
+            return self.emit("prim::GetAttr", [base], [at], f"{{0}}.{e.attr}", f"{{0}}.{e.attr}",
+                             e, attrs={"name": e.attr}).output()
+        if t.kind == "Tuple" and t.fields and e.attr in t.fields:
+            i = t.fields.index(e.attr)
+            return self.call("prim::TupleIndex", [base, self.const(i, e)], t.args[i],
+                             "{0}[{1}]", f"{{0}}.{e.attr}", e)
         raise self.type_err(e, f"Tried to access nonexistent attribute or method '{e.attr}' of "
                                f"type '{t.py()}'.")
 
@@ -1431,8 +1618,7 @@ class FunctionCompiler:
         op = e.ops[0]
         if isinstance(op, (ast.Is, ast.IsNot)):
             comp = e.comparators[0]
-            if isinstance(e.left, ast.Name) and isinstance(comp, ast.Constant) and \
-                    comp.value is None:
+            if isinstance(comp, ast.Constant) and comp.value is None:
                 c, _, _ = self.cond(e, scope)       # ``x is None``: may be known statically
                 return self.const(c, e) if isinstance(c, bool) else c
             a, b = self.value(e.left, scope), self.value(e.comparators[0], scope)
@@ -1547,9 +1733,11 @@ class FunctionCompiler:
             raise NotSupportedError(self.loc(e), "Comprehension ifs are not supported yet")
         self.tmp += 1
         acc = f"$comp{self.tmp}"
+        kind = "Dict" if dict_ else "List"
+        hint = hint if hint is not None and hint.kind == kind else None
         if dict_:
-            holder = self.call("prim::DictConstruct", [], DictT(StrT, TensorT), "{{}}", "{{}}", e,
-                               pure=False)
+            holder = self.call("prim::DictConstruct", [], hint or DictT(StrT, TensorT), "{{}}",
+                               "{{}}", e, pure=False)
         else:
             holder = self.call("prim::ListConstruct", [], hint or ListT(TensorT), "[]", "[]", e,
                                pure=False)
@@ -1717,6 +1905,16 @@ class FunctionCompiler:
         tpl = f"{{0}}.{name}({at})"
         code = f"torch.{name}({{0}}{', ' if at else ''}{at})"
         t = obj.type
+        info = _classes.info_for(t)
+        if info is not None:
+            method = info.method(name, e)
+            bound = method._bind_static(args, kws, e, self)
+            ref = self.graph.const_ref(method)
+            at = self.arg_tpl(1, len(bound), [])
+            return self.emit("prim::CallMethod", [obj, *bound], [method._return_type],
+                             f"{ref}._run({{0}}{', ' if at else ''}{at})",
+                             f"({{0}}).{name}({at})", e, attrs={"name": name},
+                             pure=False).output()
         if t.kind in ("Tensor", "Any"):
             if name == "tolist":
                 if hint is None:
@@ -1804,6 +2002,8 @@ class FunctionCompiler:
                              f"torch.device({at})", e)
         if obj in _BUILTIN_FUNCS:
             return self.call_builtin(obj, e, scope)
+        if _classes.is_named_tuple(obj) or _classes.scriptable_class(obj):
+            return self.construct(obj, e, scope)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             raise NotSupportedError(self.loc(e), "exceptions can only be constructed in a raise "
                                                  "statement")
@@ -1830,6 +2030,42 @@ class FunctionCompiler:
             return self.call_script_function(_compile_function(obj), e, scope)
         raise self.type_err(e, f"Python builtin {obj!r} is currently not supported in "
                                f"Torchscript")
+
+    def construct(self, cls, e, scope):
+        """``Cls(...)``: a NamedTuple is a tuple construction; a class instance is created
+        and its compiled ``__init__`` called (prim::CreateObject + CallMethod, as torch)."""
+        args, kws = self.args_of(e, scope)
+        ref = self.graph.const_ref(cls)
+        if _classes.is_named_tuple(cls):
+            t = _classes.named_tuple_type(cls)
+            vals = list(args) + [None] * (len(t.fields) - len(args))
+            for k, v in kws.items():
+                if k not in t.fields:
+                    raise self.type_err(e, f"Unknown keyword argument '{k}' for {cls.__name__}")
+                vals[t.fields.index(k)] = v
+            for i, (nm, ft) in enumerate(zip(t.fields, t.args)):
+                if vals[i] is None:
+                    if nm not in cls._field_defaults:
+                        raise self.type_err(e, f"Argument {nm} not provided for "
+                                               f"{cls.__name__}")
+                    vals[i] = self.const(cls._field_defaults[nm], e, ft)
+                vals[i] = self.convert(vals[i], ft, e)
+                if not is_subtype(vals[i].type, ft):
+                    raise self.type_err(e, f"Expected a value of type '{ft.py()}' for field "
+                                           f"'{nm}', but found '{vals[i].type.py()}'")
+            at = self.arg_tpl(0, len(vals), [])
+            return self.call("prim::TupleConstruct", vals, t, f"{ref}({at})",
+                             f"{t.name}({at})", e)
+        info = _classes.class_info(cls)
+        init = info.method("__init__")
+        bound = init._bind_static(args, kws, e, self)
+        obj = self.call("prim::CreateObject", [], info.jit_type, f"{ref}.__new__({ref})",
+                        f"{info.class_name}.__new__({info.class_name})", e, pure=False)
+        iref = self.graph.const_ref(init)
+        at = self.arg_tpl(1, len(bound), [])
+        self.emit("prim::CallMethod", [obj, *bound], [NoneT], f"{iref}._run({{0}}, {at})",
+                  f"({{0}}).__init__({at})", e, attrs={"name": "__init__"}, pure=False)
+        return obj
 
     def call_op(self, fn, e, scope):
         args, kws = self.args_of(e, scope)
@@ -1912,6 +2148,15 @@ class FunctionCompiler:
             if v.type.kind == "Tuple":
                 return self.const(len(v.type.args), e)
             return self.call("aten::len", [v], IntT, "len({0})", "torch.len({0})", e)
+        if name == "list" and len(e.args) == 1 and isinstance(e.args[0], ast.Call) and \
+                isinstance(e.args[0].func, ast.Name) and e.args[0].func.id == "range":
+            # ``list(range(...))`` is the comprehension ``[i for i in range(...)]``
+            self.tmp += 1
+            var = f"$range{self.tmp}"
+            comp = ast.copy_location(ast.ListComp(
+                ast.Name(var, ast.Load()), [ast.comprehension(ast.Name(var, ast.Store()),
+                                                              e.args[0], [], 0)]), e)
+            return self.comprehension(comp, scope, ListT(IntT), dict_=False)
         args, kws = self.args_of(e, scope)
         ref = self.graph.const_ref(fn)
         at = self.arg_tpl(0, len(args), list(kws))
@@ -2022,22 +2267,25 @@ class FunctionCompiler:
 
     def call_module_method(self, sugar, name, e, scope):
         info = sugar.obj
+        if name == "children" and not e.args and not e.keywords and \
+                inspect.getattr_static(type(info.module), name, None) is Module.children:
+            return _Sugar("modlist", info, value=sugar.value)   # iterated as unrolled
         args, kws = self.args_of(e, scope)
         from ..nn.modules.container import Sequential
         if info.kind != "module" and not isinstance(info.module, Sequential):
             raise self.type_err(e, f"'{type(info.module).__name__}' object is not callable")
-        if info.kind == "list":        # Sequential: call each in turn
-            if kws or len(args) != 1:
-                raise self.type_err(e, "Sequential takes one input")
+        if info.kind == "list" and (kws or len(args) != 1):
+            raise self.type_err(e, "Sequential takes one input")
+        return self._invoke(sugar, name, args, kws, e)
+
+    def _invoke(self, sugar, name, args, kws, e):
+        info = sugar.obj
+        if info.kind == "list" and name == "forward":   # Sequential: call each in turn
             cur = args[0]
             for nm in info.module_names():
                 sub = self.submodule_value(sugar.value, info, nm, e)
                 cur = self._invoke(sub, "forward", [cur], {}, e)
             return cur
-        return self._invoke(sugar, name, args, kws, e)
-
-    def _invoke(self, sugar, name, args, kws, e):
-        info = sugar.obj
         if info.kind != "module":
             raise self.type_err(e, f"cannot call a {info.kind} of modules")
         method = info.method(name, e)

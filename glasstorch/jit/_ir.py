@@ -6,6 +6,7 @@ as Python source generated from it (so its control flow is exactly the graph's).
 
 from __future__ import annotations
 
+import enum
 import math
 
 from .._tensor import Tensor
@@ -17,12 +18,13 @@ __all__ = []
 class JitType:
     """A TorchScript type: ``kind`` (Tensor, int, List, Optional, ...) and element types."""
 
-    __slots__ = ("kind", "args", "name")
+    __slots__ = ("kind", "args", "name", "fields")
 
-    def __init__(self, kind, args=(), name=None):
+    def __init__(self, kind, args=(), name=None, fields=None):
         self.kind = kind
         self.args = tuple(args)
         self.name = name            # class types: the qualified name
+        self.fields = fields        # a named tuple's field names (``values``, ``indices``)
 
     def __eq__(self, other):
         return (isinstance(other, JitType) and self.kind == other.kind
@@ -38,12 +40,19 @@ class JitType:
             return self.args[0].ir() + "[]"
         if k == "Optional":
             return self.args[0].ir() + "?"
+        if k == "Tuple" and self.name and self.fields:    # a NamedTuple class
+            return "NamedTuple(" + ", ".join(f"{f} : {a.ir()}" for f, a in
+                                             zip(self.fields, self.args)) + ")"
         if k == "Tuple":
             return "(" + ", ".join(a.ir() for a in self.args) + ")"
         if k == "Dict":
             return f"Dict({self.args[0].ir()}, {self.args[1].ir()})"
+        if k == "Union":
+            return "Union(" + ", ".join(a.ir() for a in self.args) + ")"
         if k == "Future":
             return f"Future({self.args[0].ir()})"
+        if k == "Enum":
+            return f"Enum<{self.name}>"
         if k in ("Class", "Tensor") and self.name:
             return self.name      # a class's qualified name; a traced tensor's shape type
         return k
@@ -51,9 +60,9 @@ class JitType:
     def py(self):
         """The spelling in ``.code`` and schemas' Python form (``List[int]``)."""
         k = self.kind
-        if k in ("List", "Optional", "Tuple", "Dict", "Future"):
+        if k in ("List", "Optional", "Tuple", "Dict", "Future", "Union"):
             return f"{k}[" + ", ".join(a.py() for a in self.args) + "]"
-        if k == "Class":
+        if k in ("Class", "Enum"):
             return self.name
         return k
 
@@ -83,12 +92,29 @@ def OptionalT(t):  # noqa: N802
     return JitType("Optional", (t,))
 
 
-def TupleT(ts):  # noqa: N802
-    return JitType("Tuple", ts)
+def TupleT(ts, fields=None, name=None):  # noqa: N802
+    return JitType("Tuple", ts, name=name, fields=fields)
 
 
 def DictT(k, v):  # noqa: N802
     return JitType("Dict", (k, v))
+
+
+# the order torch keeps a union's members in (its type kinds' order)
+_UNION_ORDER = ("Any", "Enum", "Tensor", "Tuple", "List", "Dict", "Scalar", "float", "complex",
+                "Future", "int", "NoneType", "str", "bool", "Optional", "Device", "Class")
+
+
+def UnionT(ts):  # noqa: N802
+    """``Union[A, B]``: nested unions flatten, one member is itself."""
+    flat = []
+    for t in ts:
+        for m in (t.args if t.kind == "Union" else (t,)):
+            if m not in flat:
+                flat.append(m)
+    flat.sort(key=lambda t: _UNION_ORDER.index(t.kind) if t.kind in _UNION_ORDER else
+              len(_UNION_ORDER))
+    return flat[0] if len(flat) == 1 else JitType("Union", flat)
 
 
 def is_subtype(a, b):
@@ -96,6 +122,11 @@ def is_subtype(a, b):
     if a == b or b.kind == "Any" or (a.kind == b.kind and not b.args and a.kind in
                                      ("List", "Tuple", "Dict")):
         return True           # a bare container type (``isinstance(x, list)``) matches any
+    if a.kind == "Union":
+        return all(is_subtype(m, b) for m in a.args)
+    if b.kind == "Union":
+        return any(is_subtype(a, m) for m in b.args) or (
+            a.kind == "Optional" and NoneT in b.args and is_subtype(a.args[0], b))
     if b.kind == "Optional":
         return a.kind == "NoneType" or is_subtype(a, b.args[0]) or (
             a.kind == "Optional" and is_subtype(a.args[0], b.args[0]))
@@ -117,9 +148,9 @@ def unify(a, b):
         return OptionalT(b)
     if b.kind == "NoneType":
         return OptionalT(a)
-    if a.kind == "Optional" and is_subtype(b, a):
+    if a.kind in ("Optional", "Union") and is_subtype(b, a):
         return a
-    if b.kind == "Optional" and is_subtype(a, b):
+    if b.kind in ("Optional", "Union") and is_subtype(a, b):
         return b
     if a.kind == b.kind == "Tuple" and len(a.args) == len(b.args):
         parts = [unify(x, y) for x, y in zip(a.args, b.args)]
@@ -367,6 +398,8 @@ class _Namer:
 
 def _literal(graph, v):
     """Python source for a constant value (a table reference when it has no literal form)."""
+    if isinstance(v, enum.Enum):
+        return graph.const_ref(v)
     if v is None or isinstance(v, (bool, str)):
         return repr(v)
     if isinstance(v, int):
@@ -426,15 +459,20 @@ def _emit_block(graph, block, env, out, depth):
             out.append(f"{pad}{'break' if k == 'prim::BreakStmt' else 'continue'}")
         else:
             expr = n.tpl.format(*args)
-            if not n.outputs:
+            if not n.outputs and n.kind not in _UNPACKS:
                 out.append(f"{pad}{expr}")
-            elif len(n.outputs) == 1:
+            elif len(n.outputs) == 1 and n.kind not in _UNPACKS:
                 out.append(f"{pad}v{n.outputs[0].uid} = {expr}")
+            elif not n.outputs:                 # unpacking an empty tuple
+                out.append(f"{pad}() = {expr}")
             else:
                 names = ", ".join(f"v{o.uid}" for o in n.outputs)
                 out.append(f"{pad}{names}, = {expr}")
     if not emitted:
         out.append(f"{pad}pass")
+
+
+_UNPACKS = ("prim::TupleUnpack", "prim::ListUnpack")
 
 
 def _emit_loop(graph, n, args, env, out, depth):
@@ -491,6 +529,8 @@ def _code_ref(v, namer, exprs):
 
 
 def _code_literal(val, archive=False):
+    if isinstance(val, enum.Enum):
+        return None               # an Enum member: CONSTANTS.c<i>
     if archive and _is_simple(val):
         if type(val).__name__ == "dtype":      # TorchScript holds a dtype as its code
             from ..library import _SCALAR_TYPE_CODES
@@ -602,6 +642,8 @@ def _code_block(block, namer, exprs, out, depth):
             expr = namer.form(namer.graph, n, args) or expr
         if not n.outputs:
             out.append(f"{pad}{expr}")
+        elif len(n.outputs) == 1 and n.kind in _UNPACKS:
+            out.append(f"{pad}{namer.name(n.outputs[0])}, = {expr}")
         elif len(n.outputs) == 1:
             o = n.outputs[0]
             if n.pure and o.uses == 1 and (not o.base or n.kind == "prim::GetAttr"):

@@ -46,7 +46,9 @@ class FunctionSchema:
                 s += "=" + _ir.schema_literal(d)
             parts.append(s)
         ret = self.returns.ir()
-        if self.returns.kind == "Tuple":   # torch parenthesises a tuple return once more
+        if self.returns.kind == "Tuple" and self.returns.name:
+            ret = self.returns.name        # a NamedTuple is named by its class in schemas
+        elif self.returns.kind == "Tuple":   # torch parenthesises a tuple return once more
             ret = f"({ret})"
         return f"{self.name}({', '.join(parts)}) -> {ret}"
 
@@ -178,7 +180,7 @@ class ScriptFunction:
                                            f"{self.schema}")
                 out[i] = comp.const(d, e, t if d is None else None)
                 continue
-            out[i] = comp.implicit(out[i], t, e)
+            out[i] = comp.convert(out[i], t, e)
             if not is_subtype(out[i].type, t) and out[i].type.kind != "Any" and not (
                     t.kind == "float" and out[i].type.kind == "int"):
                 raise comp.type_err(e, f"Expected a value of type '{t.py()}' for argument "
@@ -263,7 +265,9 @@ class _ModuleInfo:
         self.module = module
         self.sm = sm
         from ..nn.modules.container import ModuleDict, ModuleList, Sequential
-        self.kind = ("list" if isinstance(module, (ModuleList, Sequential)) else
+        # a Sequential subclass with its own forward is an ordinary module
+        self.kind = ("list" if isinstance(module, ModuleList) or (
+            isinstance(module, Sequential) and type(module).forward is Sequential.forward) else
                      "dict" if isinstance(module, ModuleDict) else "module")
         cls = type(module)
         mod = cls.__module__.replace("glasstorch", "torch", 1) if cls.__module__.startswith(
@@ -524,7 +528,7 @@ def _script_module(m, memo, frozen=False):
         d["training"] = False
     from ..nn.modules.container import Sequential
     cls = type(m)
-    if isinstance(m, Sequential):
+    if isinstance(m, Sequential) and info.kind == "list":
         d["forward"] = types.MethodType(_sequential_forward, sm)
         return sm
     if info.kind != "module":
@@ -663,10 +667,17 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if isinstance(obj, Module):
         return _script_module(obj, {})
     if isinstance(obj, type):
-        from .frontend import NotSupportedError
-        raise NotSupportedError(None, f"glasstorch's TorchScript frontend does not compile "
-                                      f"classes (tried to script class {obj.__qualname__}); "
-                                      f"script functions and modules instead")
+        from . import _classes
+        if issubclass(obj, Module):
+            raise RuntimeError(f"Type '{obj}' cannot be compiled since it inherits from "
+                               f"nn.Module, pass an instance instead")
+        if _classes.is_named_tuple(obj):
+            _classes.named_tuple_type(obj)
+        elif _classes.scriptable_class(obj):
+            _classes.class_info(obj)    # compiles every method now; the class stays usable
+        else:
+            raise RuntimeError(f"torch.jit.script cannot compile class {obj.__qualname__}")
+        return obj
     if isinstance(obj, dict):
         raise RuntimeError("Dict[...] objects cannot be scripted in glasstorch")
     if isinstance(obj, types.MethodType):
