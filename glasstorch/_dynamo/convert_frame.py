@@ -6,18 +6,20 @@ grad mode, autocast state, module ``training`` flags, parameter identity, the gl
 closure cells the code reads) and replays the graph compiled for that key. A miss captures
 again (up to ``config.recompile_limit`` entries, then eager with torch's warning).
 
-Capture is conservative: the bytecode check (``bytecode_analysis``) must find nothing unsound,
-then fx symbolic tracing records the call; a data-dependent point found by the tracer (a
-Proxy turned into a bool, iterated...) is a graph break too. A frame that breaks runs eagerly,
-as the plain Python it is, and the reason is recorded (``fullgraph=True`` raises
-``Unsupported`` instead). Unlike Dynamo, glasstorch does not split a frame at the break:
-the whole frame runs eagerly.
+Capture is fx symbolic tracing under the soundness watch (``bytecode_analysis``), which stops
+the trace at the first instruction on the path taken whose replay could differ from the
+Python; a data-dependent point found by the tracer (a Proxy turned into a bool, iterated...)
+is a graph break too. A frame that breaks runs eagerly, as the plain Python it is, and the
+reason is recorded (``fullgraph=True`` raises ``Unsupported`` instead); the break is cached
+under its guards like a graph, so other guards (another path) are captured afresh. Unlike
+Dynamo, glasstorch does not split a frame at the break: the whole frame runs eagerly.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 import types
@@ -25,7 +27,7 @@ import types
 from .. import _tensor
 from ..nn import Module
 from . import config, exc
-from .bytecode_analysis import Unsound, check_callable, check_module
+from .bytecode_analysis import Unsound, Watch, _file_origin, check_hooks
 
 __all__ = ["CompiledFrame", "reset", "compiling", "log_enabled", "all_frames"]
 
@@ -123,11 +125,20 @@ def _global_state():
     return (is_grad_enabled(), is_autocast_enabled("cpu"))
 
 
-class _Entry:
-    __slots__ = ("dyn", "key", "run", "gm", "names")
+def _reads_key(reads):
+    return tuple(_read_key(o, n) for o, n in reads)
 
-    def __init__(self, dyn, key, run, gm, names):
+
+class _Entry:
+    __slots__ = ("dyn", "key", "run", "gm", "names", "reads", "reads_key")
+
+    def __init__(self, dyn, key, run, gm, names, reads):
         self.dyn, self.key, self.run, self.gm, self.names = dyn, key, run, gm, names
+        self.reads = reads            # the outside values this capture read, guarded on
+        self.reads_key = _reads_key(reads)
+
+    def hit(self, key):
+        return self.key == key and _reads_key(self.reads) == self.reads_key
 
 
 class CompiledFrame:
@@ -143,9 +154,8 @@ class CompiledFrame:
         self.cache = []
         self.dynamic_dims = set()     # (leaf index, dim) found to vary (automatic dynamic)
         self.broken = None            # graph-break reason of the last capture attempt
-        self.graph_breaks = []        # every break reason, for explain()
+        self.graph_breaks = []        # every break (reason, user stack), for explain()
         self.compile_times = []
-        self._reads = None
         self._modules = None
         all_frames.append(self)
 
@@ -182,8 +192,6 @@ class CompiledFrame:
             parts.append(tuple((id(p), p.shape, p.requires_grad) for m in mods
                                for p in m._parameters.values() if p is not None))
             parts.append(tuple(id(b) for m in mods for b in m._buffers.values()))
-        if self._reads:
-            parts.append(tuple(_read_key(o, n) for o, n in self._reads))
         return tuple(parts)
 
     def _describe(self, old, new, names):
@@ -192,7 +200,6 @@ class CompiledFrame:
         if self.module is not None:
             labels += ["module training flags or submodules", "parameter identity",
                        "buffer identity"]
-        labels.append("globals or closure variables read")
         for i, (a, b) in enumerate(zip(old, new)):
             if a == b:
                 continue
@@ -210,7 +217,7 @@ class CompiledFrame:
                                 f"{x}, actual {y}")
                 return f"tensor '{names[i]}' stride mismatch. expected {a[2]}, actual {b[2]}"
             return f"{labels[min(i - len(names), len(labels) - 1)]} changed"
-        return "guards changed"
+        return "globals or closure variables read changed"
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
@@ -226,10 +233,8 @@ class CompiledFrame:
             k = keys.get(e.dyn)
             if k is None:
                 k = keys[e.dyn] = self._key(leaves, spec, e.dyn)
-            if e.key == k:
+            if e.hit(k):
                 return e.run(*leaves) if e.run is not None else self._eager(args, kwargs)
-        if self.broken is not None and self._reads is None:
-            return self._eager(args, kwargs)       # the bytecode itself is unsound
         return self._compile(args, kwargs, leaves, spec, keys)
 
     def _eager(self, args, kwargs):
@@ -257,7 +262,8 @@ class CompiledFrame:
                     "   last reason: 0/%d: %s\nTo log all recompilation reasons, use "
                     "TORCH_LOGS=\"recompiles\".", limit, self.name, self._where(),
                     len(self.cache) - 1, reason)
-                self.cache.append(_Entry(dyn, self._key(leaves, spec, dyn), None, None, names))
+                self.cache.append(_Entry(dyn, self._key(leaves, spec, dyn), None, None, names,
+                                         ()))
                 return self._eager(args, kwargs)
             if config.error_on_recompile:
                 raise exc.RecompileError(f"Recompiling function {self.name}: {reason}")
@@ -268,12 +274,15 @@ class CompiledFrame:
         if self.module is not None:
             self._modules = list(self.module.modules())   # a submodule may have been replaced
         start = time.perf_counter()
+        watch = Watch(() if self.module is not None else (self.fn,))
         try:
-            gm = self._capture(args, kwargs, leaves, spec, names)
+            gm = self._capture(watch, leaves, spec, names, dyn)
         except Unsound as e:
-            self._graph_break(str(e))
-            self.cache.append(_Entry(dyn, self._key(leaves, spec, dyn), None, None, names))
+            self._graph_break(str(e), e.user_stack)
+            self.cache.append(_Entry(dyn, self._key(leaves, spec, dyn), None, None, names,
+                                     list(watch.reads.values())))
             return self._eager(args, kwargs)
+        reads = list(watch.reads.values())
         key = self._key(leaves, spec, dyn)
         from .backends.registry import lookup_backend
         backend = lookup_backend(self.backend)
@@ -281,11 +290,11 @@ class CompiledFrame:
             run = backend(gm, list(leaves))
         except Exception as e:          # noqa: BLE001 (torch wraps any backend failure)
             if config.suppress_errors:
-                self.cache.append(_Entry(dyn, key, None, gm, names))
+                self.cache.append(_Entry(dyn, key, None, gm, names, reads))
                 return self._eager(args, kwargs)
             raise exc.BackendCompilerFailed(backend, e) from e
         self.compile_times.append(time.perf_counter() - start)
-        entry = _Entry(dyn, key, run, gm, names)
+        entry = _Entry(dyn, key, run, gm, names, reads)
         self.cache.append(entry)
         return run(*leaves)
 
@@ -301,31 +310,37 @@ class CompiledFrame:
             _flatten(v, n, leaves2, out)
         return out if len(out) == len(leaves) else [f"arg{i}" for i in range(len(leaves))]
 
-    def _graph_break(self, reason):
+    def _graph_break(self, reason, user_stack=()):
         self.broken = reason
-        self.graph_breaks.append(reason)
+        self.graph_breaks.append((reason, list(user_stack)))
         if self.fullgraph:
             raise exc.Unsupported(reason)
         if log_enabled("graph_breaks"):
             _emit("graph_breaks", f"Graph break (the frame {self.name} runs eagerly) from "
                   f"{self._where()}\n    Graph Break Reason: {reason}")
 
-    def _capture(self, args, kwargs, leaves, spec, names):
+    def _capture(self, watch, leaves, spec, names, dyn):
         from .. import fx
-        if self._reads is None:
-            if self.module is not None:
-                self._reads = check_module(self.module)
-            else:
-                self._reads = check_callable(self.fn)
+        if self.module is not None:
+            reason = check_hooks(self.module)
+            if reason is not None:
+                raise Unsound(reason)
+            watch.know_module(self.module)
         root = _root_class(names)(self, spec)
-        tracer = _CaptureTracer()
+        static = self.dynamic is not True and not dyn and not any(
+            getattr(t, "_dynamo_dynamic_indices", ()) for t in leaves)
+        tracer = _CaptureTracer(dict(zip(names, leaves)), static)
         _compiling[0] += 1
         try:
-            graph = tracer.trace(root)
+            with watch:
+                graph = tracer.trace(root)
         except Unsound:
             raise
         except Exception as e:          # noqa: BLE001 (a trace failure is a graph break)
-            raise Unsound(f"{type(e).__name__}: {e}") from e
+            import traceback
+            stack = [s for s in traceback.extract_tb(e.__traceback__)
+                     if _file_origin(s.filename) == "user"]
+            raise Unsound(f"{type(e).__name__}: {e}", stack) from e
         finally:
             _compiling[0] -= 1
         gm = fx.GraphModule(root, graph, class_name="GraphModule")
@@ -394,26 +409,123 @@ def _inline_types():
     return tuple(getattr(m, n) for n in names if hasattr(m, n))
 
 
+# targets whose evaluation for an example value would change state (in place, random)
+_STATEFUL = re.compile(r"(?<!_)_$|rand|dropout|bernoulli|normal|multinomial|poisson|uniform|"
+                       r"exponential|cauchy|geometric|setitem|delitem|manual_seed")
+_SHAPE_READS = ("shape", "size", "numel", "__len__")
+
+
 def _make_tracer():
     from .. import fx
+    from ..autograd.grad_mode import no_grad
+    from ..fx.node import map_arg
+
+    class KnownProxy(fx.Proxy):
+        """A captured value whose metadata the guards fix: ``dtype``, ``device``, ``ndim``,
+        ``dim()``, ``is_floating_point()`` and (with static shapes) ``shape``, ``size()``,
+        ``numel()``, ``len()`` answer from its example value, so Python may branch on them
+        as Dynamo lets it. A value that has none (after a leaf module, an in-place or random
+        op) is an ordinary Proxy."""
+
+        def _known(self, what):
+            if what in _SHAPE_READS and not self.tracer.static_shapes:
+                return None
+            return self.tracer.example(self.node)
+
+        def __getattr__(self, k):
+            if k in ("dtype", "device", "ndim", "shape", "is_sparse", "is_quantized",
+                     "is_meta", "layout"):
+                value = self._known(k)
+                if value is not None:
+                    return getattr(value, k)
+            elif k in ("size", "dim", "numel", "is_floating_point", "is_complex",
+                       "get_device"):
+                value = self._known(k)
+                if value is not None:
+                    return getattr(value, k)
+            return fx.proxy.Attribute(self, k)
+
+        def __len__(self):
+            value = self._known("__len__")
+            if value is None:
+                return super().__len__()
+            return len(value)
 
     class CaptureTracer(fx.Tracer):
         """fx tracing that looks inside the simple glasstorch modules (so their ops reach
-        the compiler) and keeps the others as ``call_module`` leaves."""
+        the compiler) and keeps the others as ``call_module`` leaves. ``examples`` maps
+        placeholder names to the call's values, from which the metadata of the values
+        computed from them is worked out when Python reads it."""
         inline = _inline_types()
+
+        def __init__(self, examples=None, static_shapes=True):
+            super().__init__()
+            self.examples = examples or {}
+            self.static_shapes = static_shapes
+            self._values = {}          # node -> example value, or None when it has none
+            self._order = {}           # node -> creation index
 
         def is_leaf_module(self, m, qualname):
             if type(m) in self.inline or not type(m).__module__.startswith("glasstorch."):
                 return False
             return True
+
+        def proxy(self, node):
+            self._order[node] = len(self._order)
+            return KnownProxy(node, self)
+
+        def example(self, node):
+            """The real value ``node`` stands for in this call (computed from the example
+            inputs, under no_grad, for the nodes it depends on), or None."""
+            if node in self._values:
+                return self._values[node]
+            needed, stack = [], [node]
+            while stack:
+                n = stack.pop()
+                if n in self._values or n in needed:
+                    continue
+                needed.append(n)
+                if n.op not in ("placeholder", "get_attr", "call_function", "call_method") \
+                        or _STATEFUL.search(getattr(n.target, "__name__", str(n.target))) \
+                        or "out" in n.kwargs or n.kwargs.get("inplace"):
+                    for m in needed:
+                        self._values[m] = None
+                    return None
+                map_arg((n.args, n.kwargs), stack.append)
+            with no_grad():
+                for n in sorted(needed, key=lambda m: self._order.get(m, -1)):
+                    self._values[n] = self._evaluate(n)
+            return self._values[node]
+
+        def _evaluate(self, n):
+            if n.op == "placeholder":
+                return self.examples.get(n.target)
+            if n.op == "get_attr":      # read past the tracer's patched Module.__getattr__
+                value = self.root
+                for part in n.target.split("."):
+                    found = [d[part] for d in (getattr(value, "_parameters", {}),
+                                               getattr(value, "_buffers", {}),
+                                               getattr(value, "_modules", {}),
+                                               getattr(value, "__dict__", {})) if part in d]
+                    value = found[0] if found else None
+                return None if isinstance(value, fx.Proxy) else value
+            args, kwargs = map_arg((n.args, n.kwargs), self._values.get)
+            if any(a is None and b is not None for a, b in zip(args, n.args)):
+                return None
+            try:
+                if n.op == "call_method":
+                    return getattr(args[0], n.target)(*args[1:], **kwargs)
+                return n.target(*args, **kwargs)
+            except Exception:          # noqa: BLE001 (no example value: an ordinary Proxy)
+                return None
     return CaptureTracer
 
 
-def _CaptureTracer():
+def _CaptureTracer(examples=None, static_shapes=True):
     global _TRACER
     if _TRACER is None:
         _TRACER = _make_tracer()
-    return _TRACER()
+    return _TRACER(examples, static_shapes)
 
 
 _TRACER = None

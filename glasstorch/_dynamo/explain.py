@@ -60,7 +60,7 @@ def explain(f, *extra_args, **extra_kwargs):
         ctx = OptimizeContext(record)
         frame = ctx.frame(None, f) if isinstance(f, Module) else ctx.frame(f)
         frame(*args, **kwargs)
-        reasons = [GraphCompileReason(r) for r in frame.graph_breaks]
+        reasons = [GraphCompileReason(r, stack) for r, stack in frame.graph_breaks]
         ops = [[n.target for n in gm.graph.nodes if n.op in ("call_function", "call_method",
                                                             "call_module")] for gm in graphs]
         times = ", ".join(f"{t:.4f}" for t in frame.compile_times)

@@ -4,8 +4,10 @@ Runs of consecutive pointwise nodes (``lowering.rule_for``) become one ``FusedRe
 generated kernel per region output (a numba ``@vectorize`` ufunc when numba is installed, or
 generated NumPy otherwise) computes the whole chain in one pass, without the per-op Tensor,
 dispatch and autograd-node work. When a region input requires grad the region is one
-autograd Function whose backward is generated too: one kernel per input that recomputes the
-chain and applies the chain rule element by element, then sums over broadcast dimensions.
+autograd Function whose backward is generated too: one kernel per input that applies the
+chain rule element by element, then sums over broadcast dimensions. A numba kernel recomputes
+the chain per element (no memory traffic); a NumPy forward also returns the intermediates
+that cost a call to recompute (erf, exp, tanh...), and the backward takes them instead.
 GEMM, convolution, reductions and everything else stay the graph's own calls (BLAS).
 
 A region checks its inputs when called (Tensors of one floating dtype, float32 or float64);
@@ -32,6 +34,7 @@ __all__ = ["compile_fx", "FusedRegion", "numba_available"]
 
 _NUMBA = []
 _NAME = re.compile(r"\b[vcd]\d+(?:_\w+)?\b")
+_CALL = re.compile(r"[\w.]+\(")
 
 
 def numba_available() -> bool:
@@ -117,7 +120,9 @@ class FusedRegion:
             self.steps.append(((n.op, n.target, dict(n.kwargs)), rule, code, raw))
         self.out_refs = [ref[o] for o in outputs]
         self.kernels = {}            # dtype -> (forward kernels, {input i: backward kernel})
+        self.saving = {}             # dtype -> the forward kernel that also returns _saved
         self.sources = {}
+        self._saved_names = None
 
     # ------------------------------------------------------------------ code generation
     def _pre(self, j, dialect):
@@ -156,33 +161,56 @@ class FusedRegion:
         return None if not terms else (lines, " + ".join(terms))
 
     @staticmethod
-    def _live(lines, result):
-        """``lines`` without those the result does not depend on."""
+    def _live(lines, result, given=()):
+        """``lines`` without those the result does not depend on (nor those computing a
+        name in ``given``, a parameter)."""
         need = set(_NAME.findall(result))
         kept = []
         for lhs, rhs in reversed(lines):
-            if lhs in need:
+            if lhs in need and lhs not in given:
                 kept.append((lhs, rhs))
                 need.update(_NAME.findall(rhs))
         return kept[::-1]
 
+    def _saved(self, dialect):
+        """The forward values a NumPy backward takes as parameters: those it needs whose
+        recomputation costs a call. Outputs among them come back as the saved outputs."""
+        if dialect != "array":
+            return []
+        if self._saved_names is None:
+            fwd = self._forward_lines(dialect)
+            defined = {lhs: rhs for lhs, rhs in fwd}
+            need = set()
+            for i in range(self.n_in):
+                bwd = self._backward_lines(dialect, i)
+                if bwd is not None:
+                    need.update(lhs for lhs, _ in self._live(fwd + bwd[0], bwd[1]))
+            self._saved_names = [lhs for lhs, _ in fwd if lhs in need and lhs in defined
+                                 and _CALL.search(defined[lhs])]
+        return self._saved_names
+
     def _source(self, kind, dialect, wrt=None):
         params = [f"a{i}" for i in range(self.n_in)]
         lines = self._forward_lines(dialect)
+        given = ()
         if kind == "forward":
             result = ", ".join(self.out_refs)
             name = f"{self.__name__}_fwd"
+        elif kind == "forward_saving":
+            result = ", ".join(self.out_refs + self._saved(dialect)) + ","
+            name = f"{self.__name__}_fwd_saving"
         elif kind == "forward_one":
             result = self.out_refs[wrt]
             name = f"{self.__name__}_fwd{wrt}"
         else:
-            params += [f"g{k}" for k in range(self.n_out)]
+            given = self._saved(dialect)
+            params += [f"g{k}" for k in range(self.n_out)] + given
             bwd = self._backward_lines(dialect, wrt)
             if bwd is None:
                 return None, None
             lines, result = lines + bwd[0], bwd[1]
             name = f"{self.__name__}_bwd{wrt}"
-        body = [f"    {lhs} = {rhs}" for lhs, rhs in self._live(lines, result)]
+        body = [f"    {lhs} = {rhs}" for lhs, rhs in self._live(lines, result, given)]
         return name, (f"def {name}({', '.join(params)}):\n" + "\n".join(body)
                       + f"\n    return {result}\n")
 
@@ -217,10 +245,18 @@ class FusedRegion:
         return bwd[i]
 
     # ------------------------------------------------------------------ running
-    def run_arrays(self, arrays, dtype):
+    def run_arrays(self, arrays, dtype, save=False):
+        """The output arrays; with ``save``, also the intermediates the backward takes."""
         fwd, _ = self._kernels(dtype)
         if self.use_numba:
-            return [np.asarray(k(*arrays)) for k in fwd]
+            outs = [np.asarray(k(*arrays)) for k in fwd]
+            return (outs, []) if save else outs
+        if save:
+            k = self.saving.get(dtype)
+            if k is None:
+                k = self.saving[dtype] = self._build("forward_saving", dtype)
+            res = [np.asarray(o, dtype=dtype) for o in k(*arrays)]
+            return res[:self.n_out], res[self.n_out:]
         outs = fwd(*arrays)
         if self.n_out == 1:
             outs = (outs,)
@@ -259,15 +295,25 @@ def _fused_function():
         @staticmethod
         def forward(ctx, region, *tensors):
             ctx.region = region
-            ctx.save_for_backward(*tensors)
             arrays = [t._data for t in tensors]
             ctx.dtype = arrays[0].dtype
-            return tuple(_tensor._wrap(o) for o in region.run_arrays(arrays, ctx.dtype))
+            outs, saved = region.run_arrays(arrays, ctx.dtype, save=True)
+            outs = tuple(_tensor._wrap(o) for o in outs)
+            # a saved output goes through save_for_backward (in-place changes to it are
+            # caught); the other intermediates are the region's own
+            ids = {id(o._data): k for k, o in enumerate(outs)}
+            ctx.saved = [ids.get(id(a), a) for a in saved]
+            ctx.save_for_backward(*tensors, *outs)
+            ctx.n_in = len(tensors)
+            return outs
 
         @staticmethod
         def backward(ctx, *grads):
             region, dtype = ctx.region, ctx.dtype
-            arrays = [t._data for t in ctx.saved_tensors]
+            tensors = ctx.saved_tensors
+            arrays = [t._data for t in tensors[:ctx.n_in]]
+            outs = tensors[ctx.n_in:]
+            saved = [outs[a]._data if isinstance(a, int) else a for a in ctx.saved]
             gs = [g._data if g is not None else np.zeros((), dtype) for g in grads]
             out = [None]
             for i, a in enumerate(arrays):
@@ -278,7 +324,7 @@ def _fused_function():
                 if k is None:
                     out.append(None)
                     continue
-                d = np.asarray(k(*arrays, *gs), dtype=dtype)
+                d = np.asarray(k(*arrays, *gs, *saved), dtype=dtype)
                 out.append(_tensor._wrap(np.ascontiguousarray(_sum_to(d, a.shape))))
             return tuple(out)
     return FusedRegionFunction

@@ -241,7 +241,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     that would be a graph break raises ``Unsupported``)."""
     from .. import fx
     from .._dynamo import convert_frame, exc
-    from .._dynamo.bytecode_analysis import Unsound, check_module
+    from .._dynamo.bytecode_analysis import Unsound, Watch, check_hooks
     if not isinstance(mod, Module):
         raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got "
                          f"{type(mod)}.")
@@ -256,8 +256,15 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     _exporting[0] += 1
     convert_frame._compiling[0] += 1
     try:
-        check_module(mod)
-        graph = convert_frame._CaptureTracer().trace(mod, concrete_args=concrete or None)
+        reason = check_hooks(mod)
+        if reason is not None:
+            raise Unsound(reason)
+        watch = Watch()
+        watch.know_module(mod)
+        with watch:
+            tracer = convert_frame._CaptureTracer({n: bound[n] for n in names},
+                                                  dynamic_shapes is None)
+            graph = tracer.trace(mod, concrete_args=concrete or None)
     except Unsound as e:
         raise exc.Unsupported(str(e)) from e
     except Exception as e:          # noqa: BLE001 (a trace failure is an unsupported point)
