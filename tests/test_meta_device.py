@@ -107,6 +107,21 @@ SECTIONS = {
     print({n: (type(p).__name__, p.requires_grad, float(p.sum())) for n, p in m.named_parameters()})
     print(sorted(nn.Linear(2, 2, device='meta').weight.__dict__))
     """,
+    # a meta tensor with a CPU tensor: an error where torch wants one device (CPU scalars
+    # excepted), a meta result where torch's meta kernels take the mix
+    "mixing": """
+    c, s, n = torch.ones(4, 6), torch.tensor(2.), torch.empty((), device='meta')
+    for f in (lambda: x + c, lambda: c + x, lambda: x * c, lambda: x + s, lambda: s * x,
+              lambda: c + n, lambda: torch.maximum(x, c), lambda: torch.cat([x, c]),
+              lambda: torch.stack([x, c]), lambda: torch.lerp(x, c, 0.5),
+              lambda: torch.dot(x[0], c[0]), lambda: torch.outer(x[0], c[0]),
+              lambda: F.mse_loss(x, c), lambda: F.layer_norm(x, (6,), c[0], c[0]),
+              lambda: torch.logaddexp(x, c), lambda: torch.allclose(x, c),
+              lambda: x.add_(c), lambda: x.floor_divide(c), lambda: x @ c.t(),
+              lambda: x.index_select(0, torch.tensor([0, 1])), lambda: F.linear(x, c),
+              lambda: torch.where(x > 0, x, s)):
+        print(attempt(f))
+    """,
 }
 
 

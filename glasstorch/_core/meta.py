@@ -257,3 +257,41 @@ def _on_placeholders(func, args, kwargs):
     with xp.errstate(all="ignore"):
         result = func(*(_plain(a) for a in args), **{k: _plain(v) for k, v in kwargs.items()})
     return _as_meta(result)
+
+
+# Ops for which torch requires every tensor operand on one device (TensorIterator's check and
+# its equivalents), CPU scalars (0-dim CPU tensors) excepted: mixing a meta tensor with a
+# CPU tensor there is an error. Elsewhere (mm, bmm, einsum, indexing with CPU indices,
+# embedding, conv...) torch's meta kernels accept the mix, so glasstorch does too.
+_SAME_DEVICE = frozenset((
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "dot", "vdot",
+    "mv", "outer", "ger", "kron", "tensordot", "dist", "addmm", "addmv", "addr",
+    "masked_fill", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "layer_norm",
+    "batch_norm", "cross_entropy", "nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "prelu", "logaddexp", "logaddexp2"))
+_MIXED_OK = frozenset(("floor_divide",))   # torch's meta kernel gives a meta result
+
+
+def check_same_device(name, module, args, kwargs):
+    """Raise torch's device-mismatch error when op ``name`` (defined in ``module``) mixes a
+    meta tensor with a CPU tensor that is not a 0-dim scalar."""
+    base = name.rsplit(".", 1)[-1]
+    if not (base in _SAME_DEVICE or module.endswith("_ops.pointwise")) or base in _MIXED_OK:
+        return
+    tensors = []
+    for a in (*args, *kwargs.values()):
+        for t in (a if type(a) in (list, tuple) else (a,)):
+            if hasattr(t, "_data") and hasattr(t, "_requires_grad"):
+                tensors.append(t)
+    if base.endswith("_") and tensors and type(tensors[0]._data) is MetaArray:
+        return                         # an in-place write into a meta tensor takes anything
+    expected = None
+    for t in tensors:
+        meta = type(t._data) is MetaArray
+        if not meta and t._data.ndim == 0:
+            continue                   # CPU scalars go anywhere
+        if expected is None:
+            expected = meta
+        elif meta is not expected:
+            got, want = ("meta", "cpu") if meta else ("cpu", "meta")
+            raise RuntimeError(f"Tensor on device {got} is not on the expected device {want}!")

@@ -241,11 +241,11 @@ def _box_muller_doubles(g, n):
     if pairs:
         u = g._f64(2 * pairs).reshape(pairs, 2)
         # log1p from the C library (NumPy's differs in the last bit), sin/cos match it
-        lg = _np.fromiter(map(math.log1p, (-u[:, 1]).tolist()), _np.float64, pairs)
+        lg = libm("log1p", -u[:, 1])
         r = _np.sqrt(-2.0 * lg)
         theta = 2.0 * math.pi * u[:, 0]
-        cos_s = r * _np.cos(theta)
-        sin_s = r * _np.sin(theta)
+        cos_s = r * libm("cos", theta)
+        sin_s = r * libm("sin", theta)
         m = n - i
         out[i::2] = cos_s[:(m + 1) // 2]
         out[i + 1::2] = sin_s[:m // 2]
@@ -281,14 +281,53 @@ def _threads(n):
     return get_num_threads()
 
 
+# torch's double kernels call the C library (std::log, std::sin...). NumPy's float64 ufuncs
+# are those same C functions on most builds, but its own SIMD code on some (AVX512), which
+# differs in the last bit now and then. Each function is probed once on a spread of inputs:
+# the ufunc where it agrees with the C library here, else one C call per element.
+_LIBM_PROBE = {"log": (0.0, 1.0), "log1p": (-1.0, 0.0), "exp": (-100.0, 100.0),
+               "tan": (-1.6, 1.6), "cos": (0.0, 6.3), "sin": (0.0, 6.3)}
+_LIBM = {}
+
+
+def _per_element(fn):
+    def call(x):
+        return _np.fromiter(map(fn, x.ravel().tolist()), _np.float64, x.size).reshape(x.shape)
+    return call
+
+
 def _log0(v):
     return math.log(v) if v > 0 else -math.inf
 
 
-def _log_libm(x):
-    """Natural log of a float64 array (>= 0) by the C library, as torch's std::log (NumPy's
-    own log differs from it in the last bit now and then)."""
-    return _np.fromiter(map(_log0, x.tolist()), _np.float64, x.size)
+def _exp(v):
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
+def _c_function(name):
+    return {"log": _log0, "exp": _exp}.get(name) or getattr(math, name)
+
+
+def libm(name, x):
+    """The C library's ``name`` (log, log1p, exp, tan, cos, sin) over a float64 array, as
+    torch's scalar kernels compute it."""
+    fn = _LIBM.get(name)
+    if fn is None:
+        scalar = _c_function(name)
+        ufunc = getattr(_np, name)
+        lo, hi = _LIBM_PROBE[name]
+        probe = _np.linspace(lo, hi, 20011)[1:-1]
+        if _np.array_equal(ufunc(probe), _per_element(scalar)(probe)):
+            def fn(v, ufunc=ufunc):
+                with _np.errstate(divide="ignore", over="ignore"):
+                    return ufunc(v)
+        else:
+            fn = _per_element(scalar)
+        _LIBM[name] = fn
+    return fn(x)
 
 
 def _normal_values(g, n, dt, mean=0.0, std=1.0, contiguous=True):
@@ -307,9 +346,10 @@ def _normal_values(g, n, dt, mean=0.0, std=1.0, contiguous=True):
             else:
                 blocks = u.reshape(-1, 16)
             u1 = 1.0 - blocks[:, :8]
-            radius = _np.sqrt(-2.0 * _log_libm(u1.reshape(-1)).reshape(u1.shape))
+            radius = _np.sqrt(-2.0 * libm("log", u1))
             theta = (2.0 * math.pi) * blocks[:, 8:]
-            res = _np.concatenate([radius * _np.cos(theta), radius * _np.sin(theta)], axis=1)
+            res = _np.concatenate([radius * libm("cos", theta), radius * libm("sin", theta)],
+                                 axis=1)
             res = _affine64(res.reshape(-1), mean, std)
             out = _np.empty(n, _np.float64)
             out[:full] = res[:full]
@@ -892,6 +932,152 @@ def _multinomial_checks(input, num_samples, replacement):
 
 
 @register()
+# torch's CPU topk orders (value, index) pairs with the C++ library's std::partial_sort
+# (when k * 64 <= n) or std::nth_element then std::sort, comparing values only, so equal keys
+# come out in the order those algorithms leave them (GCC's libstdc++, which torch's Linux
+# wheels use). Keys without ties among the top k are ordered the same by any sort; rows with
+# such ties are ordered by these emulations of libstdc++'s steps.
+
+def _topk_indices(keys, k):
+    """Indices of the ``k`` largest entries of each row of ``keys`` (float64), in the order
+    torch's CPU topk gives them."""
+    order = xp.argsort(-keys, axis=1, kind="stable")
+    top = xp.take_along_axis(keys, order[:, :min(k + 1, keys.shape[1])], axis=1)
+    tied = (top[:, 1:] == top[:, :-1]).any(axis=1)
+    out = order[:, :k].copy()
+    for r in xp.flatnonzero(tied):
+        out[r] = _libstdcxx_topk(keys[r].tolist(), k)
+    return out
+
+
+def _libstdcxx_topk(vals, k):
+    n = len(vals)
+    q = list(range(n))
+
+    def comp(i, j):   # "comes before": greater, NaN first
+        a, b = vals[i], vals[j]
+        return (a != a and b == b) or a > b
+
+    def adjust_heap(first, hole, length, value):
+        top, child = hole, hole
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if comp(q[first + child], q[first + child - 1]):
+                child -= 1
+            q[first + hole] = q[first + child]
+            hole = child
+        if length % 2 == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            q[first + hole] = q[first + child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and comp(q[first + parent], value):
+            q[first + hole] = q[first + parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        q[first + hole] = value
+
+    def heap_select(first, middle, last):
+        length = middle - first
+        if length > 1:
+            for parent in range((length - 2) // 2, -1, -1):
+                adjust_heap(first, parent, length, q[first + parent])
+        for i in range(middle, last):
+            if comp(q[i], q[first]):
+                value = q[i]
+                q[i] = q[first]
+                adjust_heap(first, 0, length, value)
+
+    def sort_heap(first, last):
+        while last - first > 1:
+            last -= 1
+            value = q[last]
+            q[last] = q[first]
+            adjust_heap(first, 0, last - first, value)
+
+    def median_to_first(res, a, b, c):
+        if comp(q[a], q[b]):
+            m = b if comp(q[b], q[c]) else (c if comp(q[a], q[c]) else a)
+        else:
+            m = a if comp(q[a], q[c]) else (c if comp(q[b], q[c]) else b)
+        q[res], q[m] = q[m], q[res]
+
+    def partition_pivot(first, last):
+        median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
+        lo, hi, pivot = first + 1, last, q[first]
+        while True:
+            while comp(q[lo], pivot):
+                lo += 1
+            hi -= 1
+            while comp(pivot, q[hi]):
+                hi -= 1
+            if not lo < hi:
+                return lo
+            q[lo], q[hi] = q[hi], q[lo]
+            lo += 1
+
+    def linear_insert(i):
+        value, j = q[i], i - 1
+        while comp(value, q[j]):
+            q[j + 1] = q[j]
+            j -= 1
+        q[j + 1] = value
+
+    def insertion_sort(first, last):
+        for i in range(first + 1, last):
+            if comp(q[i], q[first]):
+                value = q[i]
+                q[first + 1:i + 1] = q[first:i]
+                q[first] = value
+            else:
+                linear_insert(i)
+
+    def introsort(first, last, depth):
+        while last - first > 16:
+            if depth == 0:
+                heap_select(first, last, last)
+                sort_heap(first, last)
+                return
+            depth -= 1
+            cut = partition_pivot(first, last)
+            introsort(cut, last, depth)
+            last = cut
+
+    def std_sort(first, last):
+        if last - first < 2:
+            return
+        introsort(first, last, 2 * ((last - first).bit_length() - 1))
+        if last - first > 16:
+            insertion_sort(first, first + 16)
+            for i in range(first + 16, last):
+                linear_insert(i)
+        else:
+            insertion_sort(first, last)
+
+    if k * 64 <= n:                                   # std::partial_sort
+        heap_select(0, k, n)
+        sort_heap(0, k)
+    else:                                             # std::nth_element, std::sort
+        first, last, nth = 0, n, k - 1
+        depth = 2 * (n.bit_length() - 1)
+        while last - first > 3:
+            if depth == 0:
+                heap_select(first, nth + 1, last)
+                q[first], q[nth] = q[nth], q[first]
+                break
+            depth -= 1
+            cut = partition_pivot(first, last)
+            if cut <= nth:
+                first = cut
+            else:
+                last = cut
+        else:
+            insertion_sort(first, last)
+        std_sort(0, k - 1)
+    return q[:k]
+
+
+@register()
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Category indices (int64) drawn by the weights in each row of a 1-D/2-D ``input``,
     as torch draws them (exponential race without replacement, CDF search with it)."""
@@ -906,7 +1092,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         if num_samples == 1:
             idx = xp.argmax(keys, axis=1)[:, None]
         else:
-            idx = xp.argsort(-keys.astype(xp.float64), axis=1, kind="stable")[:, :num_samples]
+            idx = _topk_indices(keys.astype(xp.float64), num_samples)
     else:
         # torch: a cumulative distribution summed in order in the dtype (float for half and
         # bfloat16), normalised, its last entry set to 1; the first entry >= a 53-bit uniform
@@ -1398,7 +1584,7 @@ def random_(self, *args, generator=None, **kwargs):
 def _exponential_doubles(g, n, lambd):
     """torch's exponential_distribution<double>: ``-1/lambda * log1p(-u)``."""
     u = g._f64(n)
-    lg = _np.fromiter(map(math.log1p, (-u).tolist()), _np.float64, n)
+    lg = libm("log1p", -u)
     return (-1.0 / lambd) * lg
 
 
@@ -1419,7 +1605,7 @@ def geometric_(self, p, *, generator=None):
         raise _not_impl("geometric_cpu", self.dtype)
     u = _gen(generator)._f64(self._data.size)
     with xp.errstate(divide="ignore"):
-        vals = xp.ceil(_log_libm(u) / math.log1p(-p))
+        vals = xp.ceil(libm("log", u) / math.log1p(-p))
     if self.dtype._category < 2:
         vals = vals.astype(xp.int64)
     return _fill(self, _to_dtype(vals, self.dtype), GeometricBackward0)
@@ -1431,7 +1617,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     u = _gen(generator)._f64(self._data.size)
-    t = _np.fromiter(map(math.tan, (math.pi * (u - 0.5)).tolist()), _np.float64, u.size)
+    t = libm("tan", math.pi * (u - 0.5))
     vals = _R.fma64(float(sigma), t, float(median)) if median else float(sigma) * t + 0.0
     return _fill(self, _to_dtype(_np.asarray(vals), self.dtype), CauchyBackward0)
 
@@ -1444,15 +1630,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     z = _affine64(_box_muller_doubles(_gen(generator), self._data.size), float(mean),
                   float(std))
-    vals = _np.fromiter(map(_exp, z.tolist()), _np.float64, z.size)
+    vals = libm("exp", z)
     return _fill(self, _to_dtype(vals, self.dtype), LogNormalBackward0)
-
-
-def _exp(v):
-    try:
-        return math.exp(v)
-    except OverflowError:
-        return math.inf
 
 
 def bernoulli_(self, p=0.5, *, generator=None):

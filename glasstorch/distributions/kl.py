@@ -14,7 +14,6 @@ from .binomial import Binomial
 from .categorical import Categorical
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
-from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
@@ -36,11 +35,11 @@ _KL_MEMOIZE = {}    # cache of dispatch results for concrete type pairs
 
 
 def register_kl(type_p, type_q):
-    """Decorator registering ``fn(p, q)`` as KL(p || q) for these Distribution subclasses."""
-    if not isinstance(type_p, type) or not issubclass(type_p, Distribution):
-        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not isinstance(type_q, type) or not issubclass(type_q, Distribution):
-        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+    """Decorator registering ``fn(p, q)`` as KL(p || q) for these two classes. As in torch,
+    any class is taken, not only Distribution subclasses: pyro registers rules for its own
+    ``Distribution`` base, a class beside torch's."""
+    if not isinstance(type_p, type) or not isinstance(type_q, type):
+        raise TypeError("issubclass() arg 1 must be a class")
 
     def decorator(fun):
         _KL_REGISTRY[type_p, type_q] = fun

@@ -291,17 +291,85 @@ def _pgamma_np(a, x):
 
 
 def _standard_gamma_grad_np(x, a):
-    """d x / d alpha for x ~ Gamma(alpha, 1) by implicit differentiation of the CDF:
-    -(dP/dalpha) / pdf, with dP/dalpha by a central difference in float64."""
+    """d x / d alpha for x ~ Gamma(alpha, 1) with the quantile P(alpha, x) held fixed
+    (implicit reparameterisation): -(dP/dalpha) / pdf, exactly differentiated.
+
+    Below alpha + 1, P = x^a e^-x S / Gamma(a) with S = sum_n x^n / (a (a+1) ... (a+n)), so
+    dx/da = -x (S (log x - digamma(a)) + dS/da); above, Q = 1 - P = x^a e^-x H / Gamma(a)
+    with H Legendre's continued fraction (modified Lentz), and dx/da = x (H (log x -
+    digamma(a)) + dH/da). dS/da and dH/da are carried through the recurrences alongside
+    their values, so each side is evaluated where it has no cancellation."""
     x = xp.maximum(xp.asarray(x, xp.float64), 1e-300)
     a = xp.asarray(a, xp.float64)
     x, a = xp.broadcast_arrays(x, a)
-    h = 1e-5 * xp.maximum(a, 1e-3)
-    dp = (_pgamma_np(a + h, x) - _pgamma_np(a - h, x)) / (2 * h)
+    shape = x.shape
+    x, a = x.ravel(), a.ravel()
+    out = xp.zeros(x.shape)
     with xp.errstate(all="ignore"):
-        log_pdf = (a - 1) * xp.log(x) - x - _lgamma_np(a)
-        g = -dp / xp.exp(log_pdf)
-    return xp.where(xp.isfinite(g), g, 0.0)
+        lead = xp.log(x) - _digamma_np(a)
+        lo = x < a + 1
+        i = xp.flatnonzero(lo)
+        if i.size:
+            out[i] = -x[i] * _series_and_grad(x[i], a[i], lead[i])
+        i = xp.flatnonzero(~lo)
+        if i.size:
+            out[i] = x[i] * _fraction_and_grad(x[i], a[i], lead[i])
+    return xp.where(xp.isfinite(out), out, 0.0).reshape(shape)
+
+
+def _series_and_grad(x, a, lead):
+    """S (log x - digamma a) + dS/da for S = sum_n t_n, t_0 = 1/a, t_n = t_(n-1) x/(a+n)."""
+    t = 1.0 / a
+    dt = -t / a                        # d t_n / da = -t_n * sum_(k<=n) 1/(a+k)
+    s, ds = t.copy(), dt.copy()
+    live = xp.arange(x.shape[0])
+    for n in range(1, 100000):
+        xl, al = x[live], a[live]
+        f = xl / (al + n)
+        dt = (dt - t / (al + n)) * f
+        t = t * f
+        s[live] += t
+        ds[live] += dt
+        keep = (xp.abs(t) > 1e-17 * xp.abs(s[live])) | (xp.abs(dt) > 1e-17 * xp.abs(ds[live]))
+        live, t, dt = live[keep], t[keep], dt[keep]
+        if not live.size:
+            break
+    return s * lead + ds
+
+
+def _fraction_and_grad(x, a, lead):
+    """H (log x - digamma a) + dH/da for Legendre's continued fraction of the upper
+    incomplete gamma, Gamma(a, x) = x^a e^-x H, by modified Lentz with derivatives."""
+    tiny = 1e-300
+    b = x + 1 - a                      # db/da = -1 at every step
+    d = 1.0 / b
+    dd = d * d                         # d(1/b)/da = 1/b^2
+    c = xp.full_like(x, 1 / tiny)
+    dc = xp.zeros_like(x)
+    h, dh = d.copy(), dd.copy()
+    live = xp.arange(x.shape[0])
+    for i in range(1, 100000):
+        al = a[live]
+        an, dan = -i * (i - al), float(i)
+        b = b + 2
+        den = an * d + b
+        dden = dan * d + an * dd - 1.0
+        den = xp.where(xp.abs(den) < tiny, tiny, den)
+        cn = b + an / c
+        dcn = -1.0 + (dan * c - an * dc) / (c * c)
+        cn = xp.where(xp.abs(cn) < tiny, tiny, cn)
+        d, dd = 1.0 / den, -dden / (den * den)
+        c, dc = cn, dcn
+        delta = d * c
+        ddelta = dd * c + d * dc
+        hl = h[live]
+        h[live] = hl * delta
+        dh[live] = dh[live] * delta + hl * ddelta
+        keep = (xp.abs(delta - 1) > 1e-16) | (xp.abs(hl * ddelta) > 1e-17 * xp.abs(dh[live]))
+        live, b, d, dd, c, dc = live[keep], b[keep], d[keep], dd[keep], c[keep], dc[keep]
+        if not live.size:
+            break
+    return h * lead + dh
 
 
 def _standard_gamma_grad(x, alpha):

@@ -173,12 +173,10 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
     if dtype is None:
         dtype = torch.qint8
     if qconfig_spec is None:
-        if dtype is torch.qint8:
+        if dtype in (torch.qint8, torch.float16):
             qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell,
-                                          nn.GRUCell), default_dynamic_qconfig)
-        elif dtype is torch.float16:
-            raise NotImplementedError("glasstorch: float16 dynamic quantization is not "
-                                      "supported")
+                                          nn.GRUCell), default_dynamic_qconfig
+                                         if dtype is torch.qint8 else float16_dynamic_qconfig)
         else:
             raise ValueError(f"Don't know how to quantize with default settings for {dtype}. "
                              "Provide full qconfig please")
@@ -187,8 +185,6 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
             default = default_dynamic_qconfig
         elif dtype is torch.float16:
             default = float16_dynamic_qconfig
-            raise NotImplementedError("glasstorch: float16 dynamic quantization is not "
-                                      "supported")
         else:
             raise RuntimeError(f"Unknown dtype specified for quantize_dynamic: {dtype}")
         qconfig_spec = dict.fromkeys(qconfig_spec, default)

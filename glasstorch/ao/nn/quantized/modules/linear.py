@@ -21,17 +21,24 @@ class LinearPackedParams(nn.Module):
     def __init__(self, dtype=torch.qint8):
         super().__init__()
         self.dtype = dtype
-        self.set_weight_bias(_zeros_qweight((1, 1)), None)
+        self.set_weight_bias(_zeros_qweight((1, 1)) if dtype is torch.qint8 else
+                             torch.zeros(1, 1), None)
 
     def set_weight_bias(self, weight, bias):
-        """Store a qint8 ``weight`` and float ``bias`` (or None)."""
-        if self.dtype is not torch.qint8:
-            raise RuntimeError("glasstorch: only qint8 quantized linear weights are supported")
-        self._weight = weight
-        self._bias = bias
+        """Store a qint8 ``weight`` (float16 packing: a float weight, kept as its float16
+        values saturated to float16's range, in float32 as torch unpacks them) and a float
+        ``bias`` (or None)."""
+        if self.dtype is torch.float16:
+            weight = _fp16_weight(weight)
+        elif self.dtype is not torch.qint8:
+            raise RuntimeError("glasstorch: only qint8 and float16 packed linear weights are "
+                               "supported")
+        # one plain attribute, so a bias Parameter is held, not registered (torch keeps
+        # both inside its packed object)
+        self._pair = (weight, bias)
 
     def _weight_bias(self):
-        return self._weight, self._bias
+        return self._pair
 
     def forward(self, x):
         """Return ``x`` (a parameter holder)."""
@@ -54,6 +61,12 @@ class LinearPackedParams(nn.Module):
         return repr(self._weight_bias())
 
 
+def _fp16_weight(weight):
+    # fbgemm's fp16 packing saturates out-of-range weights to +-65504 instead of inf
+    w = weight.detach().float().clamp(-65504.0, 65504.0)
+    return w.half().float()
+
+
 class Linear(nn.Module):
     """A linear layer on quantized tensors: ``y_q = requant(x_q @ w_q.T + bias)`` with output
     ``scale`` and ``zero_point``."""
@@ -69,7 +82,9 @@ class Linear(nn.Module):
         self.out_features = out_features
         bias = torch.zeros(out_features) if bias_ else None
         self._packed_params = LinearPackedParams(dtype)
-        self._packed_params.set_weight_bias(_zeros_qweight((out_features, in_features)), bias)
+        shape = (out_features, in_features)
+        self._packed_params.set_weight_bias(
+            _zeros_qweight(shape) if dtype is torch.qint8 else torch.zeros(shape), bias)
         self.scale = 1.0
         self.zero_point = 0
 

@@ -25,11 +25,14 @@ class Linear(_qlinear.Linear):
         return "DynamicQuantizedLinear"
 
     def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}")
+        dtype = self._packed_params.dtype
+        text = f"in_features={self.in_features}, out_features={self.out_features}, dtype={dtype}"
+        return text if dtype is torch.float16 else f"{text}, qscheme={self.weight().qscheme()}"
 
     def forward(self, x):
         """The float output for float input ``x``."""
+        if self._packed_params.dtype is torch.float16:
+            return _kernels.linear_dynamic_fp16(x, self.weight(), self.bias(), relu=self._RELU)
         return _kernels.linear_dynamic(x, self.weight(), self.bias(), reduce_range=True,
                                        relu=self._RELU)
 
@@ -41,12 +44,17 @@ class Linear(_qlinear.Linear):
         lin = _unwrap_fused(mod)
         qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
         wobs = qconfig.weight()
-        if wobs.dtype is not torch.qint8:
-            raise RuntimeError(f"glasstorch: dynamic quantization of Linear supports qint8 "
-                               f"weights, got {wobs.dtype}")
+        if wobs.dtype not in (torch.qint8, torch.float16):
+            raise RuntimeError(f"Unsupported dtype specified for dynamic quantized Linear! "
+                               f"{wobs.dtype}")
         wobs(lin.weight)
         q = cls(lin.in_features, lin.out_features, dtype=wobs.dtype)
-        q.set_weight_bias(_quantize_weight(lin.weight.float(), wobs),
-                          None if lin.bias is None else lin.bias.detach().clone())
+        if wobs.dtype is torch.float16:
+            # torch's float16 packing keeps the float module's bias parameter itself, so the
+            # output's bias add is differentiable
+            q.set_weight_bias(lin.weight.float(), lin.bias)
+        else:
+            q.set_weight_bias(_quantize_weight(lin.weight.float(), wobs),
+                              None if lin.bias is None else lin.bias.detach().clone())
         return q
 

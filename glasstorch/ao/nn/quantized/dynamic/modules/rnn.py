@@ -1,5 +1,6 @@
 """Dynamically quantized LSTM/GRU layers and cells (``torch.ao.nn.quantized.dynamic``): qint8
-weights, each gate GEMM a dynamic int8 linear (``_kernels.linear_dynamic``), the cell
+weights, each gate GEMM a dynamic int8 linear (``_kernels.linear_dynamic``), or float16
+weights with float32 GEMMs (``_kernels.linear_dynamic_fp16``), the cell
 arithmetic in float32 as torch's ``quantized_lstm``/``quantized_gru`` run it on the CPU.
 
 As in torch on the CPU, each layer and direction projects its whole input sequence at once
@@ -12,9 +13,27 @@ import glasstorch as torch
 from glasstorch import nn
 
 from ... import _kernels
+from ...modules.linear import _fp16_weight
 from ...modules.utils import _quantize_weight
 
 __all__ = ["LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell"]
+
+
+def _check_dtype(dtype):
+    if dtype not in (torch.qint8, torch.float16):
+        raise RuntimeError(f"Unsupported dtype: {dtype}")
+
+
+def _packed(w, obs):
+    """A gate weight as stored: qint8 by its observer, or float16 values (float16 packing)."""
+    return _fp16_weight(w) if obs.dtype is torch.float16 else _quantize_weight(w.float(), obs)
+
+
+def _gemm(x, w, b):
+    """``x @ w.T + b`` as torch's dynamic kernel for ``w``'s packing computes it."""
+    if w.dtype is torch.float32:
+        return _kernels.linear_dynamic_fp16(x, w, b)
+    return _kernels.linear_dynamic(x, w, b, reduce_range=True)
 
 
 class _RNNBase(nn.Module):
@@ -28,9 +47,7 @@ class _RNNBase(nn.Module):
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, dtype=torch.qint8):
         super().__init__()
-        if dtype is not torch.qint8:
-            raise NotImplementedError(f"glasstorch: dynamic {self._MODE} supports qint8 "
-                                      f"weights only (float16 weights are not implemented)")
+        _check_dtype(dtype)
         self.mode = self._MODE
         self.input_size, self.hidden_size = input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
@@ -74,8 +91,7 @@ class _RNNBase(nn.Module):
                     obs = qconfig.weight()
                     obs(w)
                     b = getattr(mod, f"bias_{kind}_l{layer}{suffix}", None) if mod.bias else None
-                    parts += [_quantize_weight(w.float(), obs),
-                              None if b is None else b.detach().clone()]
+                    parts += [_packed(w, obs), None if b is None else b.detach().clone()]
                 q._cells.append(tuple(parts))
         return q
 
@@ -113,12 +129,12 @@ class _RNNBase(nn.Module):
 
     def _run_direction(self, seq, state, params, reverse):
         w_ih, b_ih, w_hh, b_hh = params
-        gxs = _kernels.linear_dynamic(seq, w_ih, b_ih, reduce_range=True)
+        gxs = _gemm(seq, w_ih, b_ih)
         outs = []
         steps = range(seq.shape[0] - 1, -1, -1) if reverse else range(seq.shape[0])
         for t in steps:
             h = state[0]
-            gates_h = _kernels.linear_dynamic(h, w_hh, b_hh, reduce_range=True)
+            gates_h = _gemm(h, w_hh, b_hh)
             state = self._cell(gxs[t], gates_h, state)
             outs.append(state[0])
         if reverse:
@@ -214,9 +230,7 @@ class _CellBase(nn.Module):
 
     def __init__(self, input_size, hidden_size, bias=True, dtype=torch.qint8):
         super().__init__()
-        if dtype is not torch.qint8:
-            raise NotImplementedError(f"glasstorch: dynamic {self._NAME} supports qint8 "
-                                      f"weights only (float16 weights are not implemented)")
+        _check_dtype(dtype)
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_dtype = dtype
         self._params = (None, None, None, None)  # w_ih, b_ih, w_hh, b_hh
@@ -247,7 +261,7 @@ class _CellBase(nn.Module):
             obs = qconfig.weight()
             obs(w)
             b = getattr(mod, f"bias_{kind}") if mod.bias else None
-            parts += [_quantize_weight(w.float(), obs), None if b is None else b.detach().clone()]
+            parts += [_packed(w, obs), None if b is None else b.detach().clone()]
         q._params = tuple(parts)
         return q
 
@@ -280,8 +294,8 @@ class _CellBase(nn.Module):
         elif self._STATES == 1:
             hx = (hx,)
         w_ih, b_ih, w_hh, b_hh = self._params
-        gates_x = _kernels.linear_dynamic(input, w_ih, b_ih, reduce_range=True)
-        gates_h = _kernels.linear_dynamic(hx[0], w_hh, b_hh, reduce_range=True)
+        gates_x = _gemm(input, w_ih, b_ih)
+        gates_h = _gemm(hx[0], w_hh, b_hh)
         state = self._step(gates_x, gates_h, hx)
         return state if self._STATES == 2 else state[0]
 
