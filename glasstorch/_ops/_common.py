@@ -8,6 +8,7 @@ derives the ``op_`` variant from it, so no operator is written twice.
 
 from __future__ import annotations
 
+import operator
 import sys
 
 from .._core import dtype as _dt
@@ -276,11 +277,23 @@ def size_arg(size):
     for s in size:
         if isinstance(s, Tensor):
             s = s.__index__()
-        elif not isinstance(s, int):
+        elif not isinstance(s, int) or isinstance(s, bool):
             raise TypeError(f"expected a sequence of integers, got an element of type "
                             f"{type(s).__name__}")
         out.append(int(s))
     return tuple(out)
+
+
+def int_arg(fname, pname, pos, v):
+    """``v`` as a Python int the way torch's argument parser takes an ``int`` parameter:
+    anything with ``__index__`` (a 0-dim integer tensor too), but not bools or floats."""
+    if not isinstance(v, bool) and getattr(v, "ndim", 0) == 0:
+        try:
+            return operator.index(v)
+        except TypeError:
+            pass
+    raise TypeError(f"{fname}(): argument '{pname}' (position {pos}) must be int, not "
+                    f"{type(v).__name__}")
 
 
 def sizes_or_keyword(args, value, fn, keyword="size"):

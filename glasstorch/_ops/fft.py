@@ -21,6 +21,7 @@ from ._common import (
     Node,
     Tensor,
     finish,
+    int_arg,
     needs_grad,
     record,
     register,
@@ -481,6 +482,7 @@ def _window(name, window_length, periodic, dtype, requires_grad, values):
     """Shared checks and construction of the flat ``*_window`` functions: ``values(n, N)``
     gives the window on ``n = 0..L-1`` with denominator ``N`` (``L`` periodic, ``L - 1``
     symmetric), computed in float64 and rounded once."""
+    window_length = int_arg(name, "window_length", 1, window_length)
     dt = _dt._default[0] if dtype is None else dtype
     if dt._category != 2:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")

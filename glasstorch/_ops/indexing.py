@@ -238,6 +238,8 @@ def _resolve(input, index):
     view = a[tuple(basic)]
     if view.size == 0 and a.size:
         view = _empty_view(input, view, basic)
+    elif not a.size and view.ndim:
+        view = _view_of_empty(input, view, basic)
     if new_dims and a.size:
         item = a.itemsize
         strides = [st // item for st in view.strides]
@@ -273,6 +275,34 @@ def _empty_view(input, view, basic):
         return _strided_array(a, view.shape, strides, off)
     except ValueError:  # the offset lies past the end of the buffer: keep NumPy's
         return view
+
+
+def _view_of_empty(input, view, basic):
+    """The view of an empty tensor with torch's strides and offset (NumPy gives empty arrays
+    zero strides): each item applied to the tensor's sizes and strides in turn, as torch's
+    select/slice/unsqueeze do."""
+    sizes, strides = list(input.shape), list(input.stride())
+    off, dim = input.storage_offset(), 0
+    for b in basic:
+        if b is Ellipsis:
+            continue
+        if b is None:
+            strides.insert(dim, sizes[dim] * strides[dim] if dim < len(sizes) else 1)
+            sizes.insert(dim, 1)
+        elif type(b) is slice:
+            start, stop, step = b.indices(sizes[dim])
+            off += start * strides[dim] if sizes[dim] else 0
+            sizes[dim] = len(range(start, stop, step))
+            strides[dim] *= step
+        else:
+            off += (b + sizes[dim] if b < 0 else b) * strides[dim]
+            del sizes[dim], strides[dim]
+            continue
+        dim += 1
+    try:
+        return _strided_array(input._data, view.shape, strides, off)
+    except ValueError:  # the offset lies past the end of the (empty) buffer
+        return _strided_array(input._data, view.shape, strides, 0)
 
 
 def _adv_index(view, adv, value=None):
@@ -1576,3 +1606,118 @@ def unravel_index(indices, shape):
 
 
 __all__ += ["unravel_index"]
+
+
+# ----------------------------------------------------------------------------- index_reduce
+
+_INDEX_REDUCTIONS = {"prod": xp.multiply, "mean": xp.add, "amax": xp.maximum, "amin": xp.minimum}
+
+
+def _reduce_identity(reduce, dtype):
+    if reduce == "prod":
+        return 1
+    if reduce == "mean":
+        return 0
+    if _by_np[dtype]._category < 2:
+        info = xp.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return -xp.inf if reduce == "amax" else xp.inf
+
+
+@register()
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """A copy of ``input`` whose slices at ``index`` along ``dim`` are reduced (``prod``,
+    ``mean``, ``amax`` or ``amin``) with the matching slices of ``source``, and with their own
+    value unless ``include_self`` is False."""
+    _warn_beta()
+    return _index_reduce(input, dim, index, source, reduce, include_self, out)
+
+
+def _index_reduce(input, dim, index, source, reduce, include_self=True, out=None):
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    a, d, idx = _index_prep(input, dim, index)
+    _check_long(index, "index_reduce_(): Expected dtype int32/int64 for index but got: {}",
+                allow_int32=True)
+    s = source._data
+    if s.dtype != a.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_short(a)}) and source ({_short(s)}) must "
+                           f"have the same scalar type")
+    s1 = _as_1d(s)
+    if idx.size != s1.shape[d]:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({s1.shape[d]}), for dim: {d}")
+    _check_source(a, s, d, idx, "index_reduce_()")
+    res = _as_1d(a).copy()
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= res.shape[d]):
+        raise IndexError("index out of range in self")
+    key = _along(d, idx, res.ndim)
+    if not include_self:
+        res[key] = _reduce_identity(reduce, res.dtype)
+    _ufunc_at(_INDEX_REDUCTIONS[reduce], res, key, s1)
+    if reduce == "mean":
+        counts = xp.ones(res.shape[d], dtype=xp.int64)
+        if not include_self:
+            counts[idx] = 0
+        xp.add.at(counts, idx, 1)
+        shape = [1] * res.ndim
+        shape[d] = -1
+        counts = xp.maximum(counts, 1).reshape(shape)
+        floating = _by_np[res.dtype]._category >= 2
+        res = (res / counts if floating else res // counts).astype(res.dtype)
+    r = wrap(res.reshape(a.shape))
+    if needs_grad(input, source):
+        record(r, IndexReduceBackward0, (input, source), self=input, dim=d, index=index,
+               source=source, reduce=reduce, include_self=include_self, result=r)
+    return finish(r, out)
+
+
+def _warn_beta():
+    from .._core.warn import warn_user
+    warn_user("index_reduce() is in beta and the API may change at any time.")
+
+
+class IndexReduceBackward0(Node):
+    """Each contributor to a slot (the slot's own value when ``include_self``, and every
+    source slice sent there) gets the slot's gradient times d(result)/d(contributor)."""
+
+    def backward(self, grad):
+        x, src, r = self._saved_self, self._saved_source, self._saved_result
+        d, idx, reduce = self._saved_dim, self._saved_index, self._saved_reduce
+        hit = x.new_zeros(x.shape).index_fill(d, idx, 1) != 0  # slots some source reaches
+        # where self's own value takes part: everywhere, or only the slots no source reaches
+        own = hit.new_ones(hit.shape) if self._saved_include_self else ~hit
+        if reduce == "mean":
+            n = own.to(grad.dtype).index_add(d, idx, src.new_ones(src.shape))
+            g = grad / n
+            return g * own, g.index_select(d, idx)
+        if reduce == "prod":
+            return self._prod_grads(grad, x, src, own)
+        # amax / amin: the gradient is shared evenly among the values equal to the result;
+        # as in torch, a slot's own value counts as a tie even where it does not take part
+        self_tie, src_tie = x == r, src == r.index_select(d, idx)
+        n = self_tie.to(grad.dtype).index_add(d, idx, src_tie.to(grad.dtype))
+        g = grad / n.masked_fill(n == 0, 1)
+        return (g * self_tie).masked_fill(~own, 0), g.index_select(d, idx) * src_tie
+
+    def _prod_grads(self, grad, x, src, own):
+        # d(result)/d(contributor) is the product of the slot's other contributors, built
+        # from products recomputed with this op so that double backward sees every factor:
+        # result / c for a non-zero c, the product with c set to one for a slot's only zero
+        # source, and 0 where two or more zero sources share a slot
+        d, idx, inc = self._saved_dim, self._saved_index, self._saved_include_self
+        from .pointwise import where
+        gx = grad * _index_reduce(x.new_ones(x.shape), d, idx, src, "prod")
+        sz = src == 0
+        zeros = x.new_zeros(x.shape).index_add(d, idx, sz.to(grad.dtype))
+        only = sz & (zeros.index_select(d, idx) == 1)
+        at = _index_reduce(x, d, idx, src, "prod", inc).index_select(d, idx)
+        at_only = _index_reduce(x, d, idx, src.masked_fill(only, 1), "prod",
+                                inc).index_select(d, idx)
+        others = where(sz, where(only, at_only, 0), at / src.masked_fill(sz, 1))
+        return gx.masked_fill(~own, 0), grad.index_select(d, idx) * others
+
+
+register_inplace(index_reduce)
+__all__ += ["index_reduce"]

@@ -59,6 +59,12 @@ class LinAlgError(RuntimeError):
     """A linear algebra routine failed (singular or non-definite input), like torch's."""
 
 
+# torch's class is torch._C._LinAlgError (torch.linalg re-exports it): the same name here, so
+# messages, reprs and pickles name it as torch does
+LinAlgError.__module__, LinAlgError.__name__ = "glasstorch._C", "_LinAlgError"
+LinAlgError.__qualname__ = LinAlgError.__name__
+
+
 def _linalg(name=None):
     """Register ``fn`` as ``glasstorch.linalg.<name>``."""
     def deco(fn):

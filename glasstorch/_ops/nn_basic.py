@@ -16,6 +16,7 @@ from ._common import (
     assign_inplace,
     compute_array,
     finish,
+    int_arg,
     needs_grad,
     record,
     result_array,
@@ -402,6 +403,7 @@ def _arange(n):
 
 def one_hot(input, num_classes=-1):
     """int64 one-hot encoding: shape input.shape + (num_classes,)."""
+    num_classes = int_arg("one_hot", "num_classes", 2, num_classes)
     a = input._data
     if a.dtype != xp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

@@ -15,6 +15,8 @@ from ._common import (
     compute_dtype,
     needs_grad,
     record,
+    register,
+    register_inplace,
     result_array,
     wrap,
     xp,
@@ -387,3 +389,63 @@ class CrossMapLRN2dBackward(Node):
         accum = cum[:, size:size + c] - cum[:, :c]
         gi = scale ** -beta * g - (2 * alpha * beta / size) * x * accum
         return wrap(gi.astype(self._input_meta[0][1], copy=False))
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled
+    down to norm ``maxnorm`` (the others unchanged)."""
+    from ..autograd.grad_mode import no_grad
+    from ._common import finish, wrap_dim
+    from .linalg import vector_norm
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
+                           f"dimensions")
+    d = wrap_dim(dim, input.dim())
+    with no_grad():
+        factor = _renorm_factor(vector_norm(input, p, _other_dims(input, d), True), maxnorm)
+        r = input * factor
+    if needs_grad(input):
+        record(r, RenormBackward0, (input,), self=input, p=p, dim=d, maxnorm=maxnorm)
+    return finish(r, out)
+
+
+def _other_dims(t, d):
+    return tuple(i for i in range(t.dim()) if i != d)
+
+
+def _renorm_factor(norm, maxnorm):
+    return (maxnorm / (norm + 1e-7)).masked_fill(norm <= maxnorm, 1)
+
+
+def _norm_grad(g, x, p, norm, dims):
+    """``g`` (the gradient of a p-norm of ``x`` over ``dims``, kept as size 1) taken to ``x``."""
+    safe = norm.masked_fill(norm == 0, 1)
+    if p == 1:
+        return g * x.sgn()
+    if p == 2:
+        return (g * x / safe).masked_fill(norm == 0, 0)
+    if p == float("inf"):
+        top = (x.abs() == norm).to(g.dtype)
+        return g * x.sgn() * top / top.sum(dims, keepdim=True)
+    return (g * x * x.abs().pow(p - 2) / safe.pow(p - 1)).masked_fill(norm == 0, 0)
+
+
+class RenormBackward0(Node):
+    def backward(self, grad):
+        from .linalg import vector_norm
+        x, p, maxnorm = self._saved_self, self._saved_p, self._saved_maxnorm
+        dims = _other_dims(x, self._saved_dim)
+        norm = vector_norm(x, p, dims, True)
+        g_norm = _norm_grad((x.conj() * grad).sum(dims, keepdim=True), x, p, norm, dims)
+        inv = 1 / (norm + 1e-7)
+        scaled = inv * maxnorm * grad - maxnorm * inv * inv * g_norm
+        return scaled.where(norm > maxnorm, grad)
+
+
+register()(renorm)
+register_inplace(renorm)
+__all__ += ["renorm"]

@@ -48,13 +48,20 @@ def _binary_ufunc(ufunc, input, other):
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with torch's type promotion."""
     x, y, dt = binary_operands(input, other)
-    if alpha != 1:
-        _check_alpha(alpha, dt)
-        y = _np_mul(y, alpha, dtype=dt.np) if isinstance(y, xp.ndarray) else y * alpha
     try:
+        if alpha != 1:
+            _check_alpha(alpha, dt)
+            y = _np_mul(y, alpha, dtype=dt.np) if isinstance(y, xp.ndarray) else y * alpha
         r = wrap(_np_add(x, y))
     except ValueError:
         raise broadcast_error(x, y) from None
+    except NotImplementedError:  # a sparse other's placeholder refuses math: dense + sparse
+        from .._sparse_tensor import SparseCooTensor
+        if not isinstance(other, SparseCooTensor) or isinstance(input, SparseCooTensor):
+            raise
+        from .sparse import sparse_add
+        r = sparse_add(input, other, alpha)
+        return r if out is None else finish(r, out)
     if needs_grad(input, other):
         record(r, AddBackward0, (input, other), alpha=alpha)
     return r if out is None else finish(r, out)
@@ -2237,9 +2244,13 @@ def _function_form(name):
     return fn
 
 
-for _name in _INPLACE_FUNCTION_FORMS:
+# and the flat spellings of some Tensor queries and methods (torch.is_conj(x), ...)
+_METHOD_FUNCTION_FORMS = ("i0_", "sinc_", "xlogy_", "is_conj", "is_neg", "is_inference",
+                          "is_signed", "get_device", "is_distributed", "nonzero_static")
+
+for _name in _INPLACE_FUNCTION_FORMS + _METHOD_FUNCTION_FORMS:
     globals()[_name] = _function_form(_name)
-__all__ += list(_INPLACE_FUNCTION_FORMS)
+__all__ += list(_INPLACE_FUNCTION_FORMS + _METHOD_FUNCTION_FORMS)
 
 
 # ----------------------------------------------------------------------------- rsub, gcd, lcm
@@ -2290,3 +2301,34 @@ lcm = _integer_binary("lcm", xp.lcm, "Elementwise least common multiple (non-neg
                                      "integer tensors; 0 when either is 0.")
 gcd_, lcm_ = Tensor.gcd_, Tensor.lcm_
 __all__ += ["rsub", "gcd", "lcm", "gcd_", "lcm_"]
+
+
+# ----------------------------------------------------------------------------- nextafter
+
+@register()
+def nextafter(input, other, *, out=None):
+    """The next representable value after ``input`` toward ``other``, in their common dtype."""
+    _tensors_only("nextafter", input, other)
+    x, y, dt = binary_operands(input, other)
+    if dt._category != 2:
+        raise not_implemented_for("nextafter", dt)
+    try:
+        r = wrap(xp.asarray(xp.nextafter(x, y)).astype(dt.np, copy=False))
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    if needs_grad(input, other):
+        record(r, NextafterBackward0, (input, other), self=input, other=other)
+    return finish(r, out)
+
+
+class NextafterBackward0(Node):
+    # torch's rule: the result follows ``input`` except where it already equals ``other``;
+    # ``other`` only gives the direction
+    def backward(self, grad):
+        go = _zeros_like(grad) if self.next_functions[1][0] is not None else None
+        return grad.masked_fill(self._saved_self == self._saved_other, 0), go
+
+
+register_inplace(nextafter)
+__all__ += ["nextafter"]
+

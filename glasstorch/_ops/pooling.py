@@ -619,3 +619,93 @@ def max_unpool3d(input, indices, output_size, stride=None, padding=None):
         raise RuntimeError(f"Input to max_unpooling3d should be a 4d or 5d Tensor, but got a "
                            f"tensor with {input.dim()} dimensions.")
     return _max_unpool(input, indices, tuple(output_size)[-3:], 3, "max_unpool3d")
+
+
+# ----------------------------------------------------------------------------- fractional
+
+def _fractional_starts(samples, size, out, k):
+    """Window starts along one dim for each (batch, plane) sample u in [0, 1): with
+    alpha = (size - k) / (out - 1), start i is floor((i + u) alpha) - floor(u alpha), and the
+    last window ends at the input's end. Computed in the input's dtype, as torch does."""
+    t = samples.dtype.type
+    starts = xp.empty(samples.shape + (out,), _int64)
+    starts[..., -1] = size - k
+    if out > 1:
+        alpha = t(size - k) / t(out - 1)
+        i = xp.arange(out - 1).astype(samples.dtype)
+        u = samples[..., None]
+        starts[..., :-1] = ((i + u) * alpha).astype(_int64) - (u * alpha).astype(_int64)
+    return starts
+
+
+def _fractional_max_pool(input, nd, kernel_size, output_size, random_samples):
+    name = f"fractional_max_pool{nd}d"
+    a, batched = _batch(input, nd, name)
+    dt = input.dtype
+    if not dt.is_floating_point:
+        raise not_implemented_for(name + "_out_frame", dt)
+    k = _tuple(kernel_size, nd, "kernel_size")
+    out = _tuple(output_size, nd, "output_size")
+    if random_samples.dtype is not dt:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    u = random_samples._data
+    if u.ndim != 3 or u.shape[0] < a.shape[0] or u.shape[1] != a.shape[1] or u.shape[2] != nd:
+        raise RuntimeError(f"Expect _random_samples to be of shape ({a.shape[0]}, "
+                           f"{a.shape[1]}, {nd}), but got {list(u.shape)}")
+    sizes = a.shape[2:]
+    # torch's checks: 2-d height then width, windows may reach the end; 3-d time, width,
+    # height, and the last window must stop short of the end
+    dims = ((0, "height"), (1, "width")) if nd == 2 else ((0, "time"), (2, "width"),
+                                                          (1, "height"))
+    for i, dim in dims:
+        if out[i] + k[i] - 1 > sizes[i] - (nd == 3):
+            raise RuntimeError(f"{name}{'_out' if nd == 3 else ''}(): pool {dim} {k[i]} too "
+                               f"large relative to input {dim} {sizes[i]}")
+    # which sample drives which dim: 2-d's are (width, height), 3-d's (time, height, width)
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    work = a.astype(compute_dtype(dt), copy=False)
+    samples = u[:a.shape[0]]
+    n_, c_ = a.shape[:2]
+    key = [xp.arange(n_).reshape((n_, 1) + (1,) * 2 * nd),
+           xp.arange(c_).reshape((1, c_) + (1,) * 2 * nd)]
+    pos = []
+    for i in range(nd):
+        s = _fractional_starts(samples[..., order[i]], sizes[i], out[i], k[i])
+        p = s[..., :, None] + xp.arange(k[i])          # (N, C, out_i, k_i)
+        shape = [n_, c_] + [1] * 2 * nd
+        shape[2 + i], shape[2 + nd + i] = out[i], k[i]
+        pos.append(p.reshape(shape))
+    key += pos
+    win = work[tuple(key)]                              # (N, C, out..., k...)
+    flat = win.reshape(win.shape[:2 + nd] + (-1,))
+    am = flat.argmax(axis=-1)
+    vals = xp.take_along_axis(flat, am[..., None], axis=-1)[..., 0]
+    kidx = xp.unravel_index(am, k)
+    idx = xp.zeros(am.shape, _int64)
+    for i in range(nd):
+        start = xp.broadcast_to(pos[i][(slice(None),) * (2 + nd) + (0,) * nd], am.shape)
+        idx = idx * sizes[i] + start + kidx[i]
+    r = wrap(_unbatch(vals.astype(dt.np, copy=False), batched))
+    ind = wrap(_unbatch(idx, batched))
+    if needs_grad(input):
+        node = FractionalMaxPool2DBackward0 if nd == 2 else FractionalMaxPool3DBackward0
+        record(r, node, (input,), self=input, indices=ind, nd=nd)
+    return r, ind
+
+
+class FractionalMaxPool2DBackward0(MaxPool2DWithIndicesBackward0):
+    pass
+
+
+class FractionalMaxPool3DBackward0(MaxPool2DWithIndicesBackward0):
+    pass
+
+
+def fractional_max_pool2d(input, kernel_size, output_size, random_samples):
+    """torch._C._nn.fractional_max_pool2d: ``(values, indices)`` for the given samples."""
+    return _fractional_max_pool(input, 2, kernel_size, output_size, random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size, random_samples):
+    """torch._C._nn.fractional_max_pool3d: ``(values, indices)`` for the given samples."""
+    return _fractional_max_pool(input, 3, kernel_size, output_size, random_samples)

@@ -19,6 +19,7 @@ from ._common import (
     Tensor,
     assign_inplace,
     finish,
+    int_arg,
     needs_grad,
     not_implemented_for,
     record,
@@ -506,6 +507,7 @@ def _triangle(name, lower):
     node = TrilBackward0 if lower else TriuBackward0
 
     def fn(input, diagonal=0, *, out=None):
+        diagonal = int_arg(name, "diagonal", 2, diagonal)
         a = input._data
         if a.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
@@ -539,6 +541,9 @@ def _tri_indices(name, lower):
     def fn(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
            requires_grad=False):
         from .creation import _finish, as_device, check_pin_memory
+        row, col, offset = (int_arg(name, p, i + 1, v)
+                            for i, (p, v) in enumerate((("row", row), ("col", col),
+                                                        ("offset", offset))))
         as_device(device)
         check_pin_memory(pin_memory, name)
         dtype = _dt.int64 if dtype is None else dtype

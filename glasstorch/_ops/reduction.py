@@ -24,6 +24,7 @@ from ._common import (
     dims_arg,
     finish,
     float_result_dtype,
+    int_arg,
     needs_grad,
     not_implemented_for,
     record,
@@ -1138,6 +1139,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 @register()
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
+    k = int_arg("kthvalue", "k", 2, k)
     a = input._data
     d = _one_dim(a, dim)
     n = 1 if d is None else a.shape[d]

@@ -1178,3 +1178,48 @@ def ravel(input):
 
 __all__ += list(_VIEW_COPIES) + ["diagonal_scatter", "select_scatter", "slice_scatter",
                                   "as_strided_scatter", "split_with_sizes", "ravel"]
+
+
+def _unsafe(pieces, input, node, **saved):
+    """``pieces`` (views of ``input``) as plain tensors over the same memory, with no view
+    tracking, one ``node`` for all: torch's unsafe_* split forms, whose caller promises not to
+    write in place."""
+    out = tuple(wrap(p._data) for p in pieces)
+    if needs_grad(input):
+        record(out, node, (input,), self_sym_sizes=input.shape, **saved)
+    return out
+
+
+@register()
+def unsafe_split(input, split_size, dim=0):
+    """``split`` whose pieces are not tracked as views of ``input``."""
+    pieces = split(input.detach(), split_size, dim)
+    return _unsafe(pieces, input, UnsafeSplitBackward0, dim=wrap_dim(dim, input.dim()),
+                   split_size=split_size)
+
+
+@register()
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` whose pieces are not tracked as views of ``input``."""
+    pieces = split(input.detach(), list(split_sizes), dim)
+    return _unsafe(pieces, input, UnsafeSplitWithSizesBackward0,
+                   dim=wrap_dim(dim, input.dim()), split_sizes=tuple(split_sizes))
+
+
+@register()
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` whose pieces are not tracked as views of ``input``."""
+    pieces = chunk(input.detach(), chunks, dim)
+    return _unsafe(pieces, input, UnsafeSplitBackward0, dim=wrap_dim(dim, input.dim()),
+                   split_size=pieces[0].shape[wrap_dim(dim, input.dim())])
+
+
+class UnsafeSplitBackward0(SplitBackward0):
+    pass
+
+
+class UnsafeSplitWithSizesBackward0(SplitBackward0):
+    pass
+
+
+__all__ += ["unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk"]

@@ -12,10 +12,12 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection (``detect_anomaly``) is on."""
     return _state.anomaly_enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward results for NaN."""
     return _state.anomaly_check_nan
 
 

@@ -76,7 +76,7 @@ def report():
 
 
 NAMESPACES = ("torch", "Tensor", "nn", "nn.functional", "nn.init", "linalg", "distributions",
-              "special", "fft", "signal.windows")
+              "special", "fft", "signal.windows", "masked")
 
 
 def _resolve(root, path):

@@ -173,3 +173,56 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of max_pool3d: values back at their argmax positions, zeros elsewhere."""
     return _unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def _fractional(input, nd, kernel_size, output_size, output_ratio, random_samples):
+    """Fractional max pooling (Graham, 2014): windows of ``kernel_size`` at pseudo-random
+    starts spread over the input to give ``output_size`` (or ``output_ratio`` of the input's
+    size); ``random_samples`` (one uniform per batch, plane and dim, drawn here with
+    ``torch.rand`` when not given) fix the starts."""
+    from ... import rand
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an "
+                         f"output_ratio")
+    if output_size is None:
+        if len(output_ratio) > nd:  # a float ratio has no len() in torch's check either
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or "
+                             f"tuple of Ints.")
+        ratio = _ntuple(output_ratio, nd)
+        output_size = [int(input.size(-nd + i) * ratio[i]) for i in range(nd)]
+    if random_samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        random_samples = rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype)
+    pool = _P.fractional_max_pool2d if nd == 2 else _P.fractional_max_pool3d
+    return pool(input, kernel_size, output_size, random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """2-D fractional max pooling returning ``(values, indices)``."""
+    return _fractional(input, 2, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """3-D fractional max pooling returning ``(values, indices)``."""
+    return _fractional(input, 3, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """2-D fractional max pooling; ``(values, indices)`` with ``return_indices``."""
+    r = _fractional(input, 2, kernel_size, output_size, output_ratio, _random_samples)
+    return r if return_indices else r[0]
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """3-D fractional max pooling; ``(values, indices)`` with ``return_indices``."""
+    r = _fractional(input, 3, kernel_size, output_size, output_ratio, _random_samples)
+    return r if return_indices else r[0]
+
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
