@@ -66,7 +66,15 @@ from .compiler import compile  # noqa: E402
 from .func import vmap  # noqa: E402  (torch.vmap)
 from .jit import ScriptFunction, ScriptModule  # noqa: E402  (torch.ScriptModule, as in torch)
 from . import _C, futures, library  # noqa: E402  (present right after import, as in torch)
+from . import nested  # noqa: E402
+from .nested import jagged  # noqa: E402  (torch.jagged)
 from ._C import Event, Stream  # noqa: E402
+from ._C import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
+from ._sym import *  # noqa: E402,F401,F403  (torch.sym_max, sym_int, ...)
+from .amp import GradScaler  # noqa: E402,F401  (torch.GradScaler)
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa
+from .cuda import OutOfMemoryError  # noqa: E402,F401  (torch.OutOfMemoryError)
+from .futures import Future  # noqa: E402,F401  (torch.Future)
 from .library import ops  # noqa: E402  (torch.ops)
 from ._dlpack import from_dlpack  # noqa: E402  (also attaches Tensor.__dlpack__)
 from .serialization import PyTorchFileReader, load, save  # noqa: E402
@@ -93,6 +101,10 @@ overrides._install_dispatch()
 
 from .torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)
 
+# torch's package namespace holds itself (its own `import torch` inside): kornia annotates
+# with ``torch.torch.Tensor``
+torch = _sys.modules[__name__]
+
 
 def _assert(condition, message):
     """``assert condition, message`` that symbolic tracing can record (torch._assert): a Proxy
@@ -102,15 +114,26 @@ def _assert(condition, message):
     assert condition, message
 
 
+def _assert_async(tensor, assert_msg=None):
+    """Raise RuntimeError unless the one-element ``tensor`` is nonzero (torch's CUDA variant
+    defers the check; on the CPU it is immediate)."""
+    if not tensor.is_nonzero():
+        raise RuntimeError(assert_msg or "Expected Tensor with single nonzero value, but got "
+                                         "zero")
+
+
 # Submodules torch imports with the package but that few programs use: imported on first
 # attribute access (``glasstorch.hub``), so ``import glasstorch`` stays fast.
 _LAZY_SUBMODULES = frozenset({"testing", "multiprocessing", "hub", "fft", "special", "signal",
-                              "fx", "ao", "quantization", "cpu", "export", "_inductor"})
+                              "fx", "ao", "quantization", "cpu", "export", "_inductor", "masked"})
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "SymInt":  # the sizes the ONNX tracer hands model code (isinstance checks)
+        from .onnx._symint import SymInt
+        return SymInt
     from ._compat import missing_torch_attribute
     raise missing_torch_attribute(__name__, name)

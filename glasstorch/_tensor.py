@@ -250,7 +250,7 @@ class Tensor:
     # torch's other device backends: a glasstorch tensor is never on one
     is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_mps
     is_mkldnn = property(is_mps.fget, doc="False: glasstorch has no MKL-DNN (opaque) layout.")
-    is_nested = property(is_mps.fget, doc="False: no glasstorch tensor is a nested tensor.")
+    is_nested = property(is_mps.fget, doc="False (True for a torch.nested tensor).")
 
     def is_conj(self) -> bool:
         """False: glasstorch materialises ``conj()`` instead of setting a lazy conj bit."""
@@ -839,6 +839,12 @@ class Tensor:
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
+                "module, this may be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001")
         t = _wrap(self._data.copy(), type(self))
         t._requires_grad = self._requires_grad
         if self._grad is not None:

@@ -52,13 +52,22 @@ _active = False
 _modes_pushed = 0      # modes on the stacks of all threads
 _overriders_met = False  # an object whose type overrides __torch_function__ has been seen
 _meta_met = False  # a meta tensor has been made: ops check for meta arguments
+_vmaps_open = 0  # vmap levels running: their BatchedTensors take calls only meanwhile
 _lock = threading.Lock()
 _NO_DISPATCH = object()
 
 
 def _refresh():
     global _active
-    _active = _modes_pushed > 0 or _overriders_met or _meta_met
+    _active = _modes_pushed > 0 or _overriders_met or _meta_met or _vmaps_open > 0
+
+
+def _vmap_opened(delta):
+    """A vmap level opened (+1) or closed (-1): dispatch is on while any is open."""
+    global _vmaps_open
+    with _lock:
+        _vmaps_open += delta
+        _refresh()
 
 
 def _note_meta():
@@ -288,7 +297,7 @@ def _dispatch(spec, args, kwargs):
     if _meta_met:
         if spec.impl is not None and _has_meta(args, kwargs):
             return _on_meta(spec, args, kwargs)
-        if not _modes_pushed and not _overriders_met:
+        if not _modes_pushed and not _overriders_met and not _vmaps_open:
             return _NO_DISPATCH
     return _dispatch_handlers(spec, args, kwargs)
 
@@ -310,6 +319,7 @@ def _on_meta(spec, args, kwargs):
     """A call with a meta tensor among its arguments: its new tensor results are meta too.
     Operators compute on the placeholders' single element where NumPy lets a placeholder
     through as a plain array; such a result is replaced by a placeholder of its shape."""
+    _meta.check_same_device(spec.name, spec.impl.__module__, args, kwargs)
     r = _dispatch_handlers(spec, args, kwargs)
     if r is _NO_DISPATCH:
         r = spec.impl(*args, **kwargs)
@@ -413,19 +423,67 @@ def _make_function(impl, spec, name, qualname, module):
                 r = _dispatch(spec, args, kwargs)
                 if r is not _NO_DISPATCH:
                     return r
+            if kwargs and type(kwargs.get("dtype")) is type:
+                retyped = _python_dtype(kwargs)
+                if retyped is not None:
+                    return op(*args, **retyped)
             if kwargs and type(e) is TypeError and not spec.python_level:
                 renamed = _torch_spelling(kwargs)
                 if renamed is not None:
                     return op(*args, **renamed)
+            if type(e) is TypeError and name.rstrip("_") in _DEPRECATED_OVERLOADS:
+                moved = _deprecated_overload(name, qualname, args, kwargs)
+                if moved is not None:
+                    return op(*moved[0], **moved[1])
             raise
     _name(op, impl, name, qualname, module)
     return op
+
+
+# torch's deprecated overloads that put the scalar before the tensors (add_(alpha, other),
+# addcmul_(value, tensor1, tensor2)), which older optimizers still call: op -> (the scalar's
+# keyword, the tensors' names, whether a Python number may stand for them as in x.add(2, 3))
+_DEPRECATED_OVERLOADS = {"add": ("alpha", ("other",), True), "sub": ("alpha", ("other",), True),
+                         "addcmul": ("value", ("tensor1", "tensor2"), False),
+                         "addcdiv": ("value", ("tensor1", "tensor2"), False)}
+_deprecated_warned = False
+
+
+def _deprecated_overload(name, qualname, args, kwargs):
+    """``(args, kwargs)`` of the current signature for a call in a deprecated one (torch
+    warns once per process), or None when the call is not one."""
+    scalar, tensors, numbers = _DEPRECATED_OVERLOADS[name.rstrip("_")]
+    taken = (Tensor, int, float, complex) if numbers else Tensor
+    if (len(args) != 2 + len(tensors) or isinstance(args[1], (Tensor, str)) or scalar in kwargs
+            or not all(isinstance(t, taken) for t in args[2:])):
+        return None
+    global _deprecated_warned
+    if not _deprecated_warned:
+        _deprecated_warned = True
+        method = qualname.startswith("Tensor.")
+        lead, out = ("", "") if method else ("Tensor input, ", ", Tensor out = None")
+        names = ", ".join(f"Tensor {t}" for t in tensors)
+        from ._core.warn import warn_user
+        warn_user(f"This overload of {name} is deprecated:\n\t{name}({lead}Number {scalar}, "
+                  f"{names}{', *' + out if out else ''})\nConsider using one of the "
+                  f"following signatures instead:\n\t{name}({lead}{names}, *, Number {scalar} "
+                  f"= 1{out})")
+    return (args[0], *args[2:]), {**kwargs, scalar: args[1]}
 
 
 # NumPy's keyword names that torch's builtin functions (not its Python-level ones) take for
 # their own: torch.all(x, axis=-1, keepdims=True), torch.abs(x=t), torch.add(t, x2=u).
 _NUMPY_KEYWORDS = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input",
                    "x1": "input", "x2": "other"}
+
+
+def _python_dtype(kwargs):
+    """``kwargs`` with a Python scalar type given as ``dtype`` (``torch.ones(3, dtype=bool)``)
+    in torch's dtype for it, or None when it is not one."""
+    from ._core import dtype as _dt
+    mapped = {bool: _dt.bool_, int: _dt.int64, float: _dt.float64,
+              complex: _dt.complex128}.get(kwargs["dtype"])
+    return None if mapped is None else {**kwargs, "dtype": mapped}
 
 
 def _torch_spelling(kwargs):

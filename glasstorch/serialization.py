@@ -543,6 +543,9 @@ class _Pickler(pickle._Pickler):
         if cls is _quantized_mod.qscheme:
             return (_identity_global, (_TorchGlobal("torch", obj.name),))
         if cls is Tensor or isinstance(obj, Tensor):
+            if cls is not Tensor and obj.is_nested:  # its placeholder array is no data
+                raise RuntimeError("glasstorch: torch.save of a nested tensor is not supported "
+                                   "yet; save its unbind() components")
             storage, offset, size, stride = self._tensor_args(obj)
             if storage.dtype in _G_STORAGE:
                 args = (_G_REBUILD, (storage, offset, size, stride, obj._requires_grad,

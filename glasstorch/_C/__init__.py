@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .._core.device import device as _device
 from .._core.random import Generator
+from .._ops.linalg import LinAlgError as _LinAlgError  # noqa: F401 (torch._C._LinAlgError)
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import set_grad_enabled as _set_grad_mode
@@ -43,6 +44,12 @@ def _get_tracing_state():
 def _is_tracing() -> bool:
     """False: no TorchScript tracer is running."""
     return False
+
+
+def _are_functorch_transforms_active() -> bool:
+    """Whether code runs inside a torch.func transform (grad, jvp, vmap) now."""
+    from .._functorch.pyfunctorch import transform_stack
+    return bool(transform_stack)
 
 
 def _set_grad_enabled(enabled: bool) -> None:

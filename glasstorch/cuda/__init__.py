@@ -9,6 +9,7 @@ first initialise CUDA, RuntimeError from constructing CUDA objects.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 from .._core.device import device as _device
@@ -28,7 +29,8 @@ __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "se
            "default_stream", "set_stream", "CUDAGraph", "graph", "graphs", "graph_pool_handle",
            "make_graphed_callables", "is_current_stream_capturing", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
-           "memory_stats_as_nested_dict", "reset_peak_memory_stats",
+           "memory_stats_as_nested_dict", "reset_peak_memory_stats", "reset_max_memory_allocated",
+           "reset_max_memory_cached",
            "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "ipc_collect",
            "get_device_properties", "get_device_capability", "get_arch_list",
            "get_gencode_flags", "set_per_process_memory_fraction", "get_rng_state",
@@ -236,6 +238,22 @@ def reset_peak_memory_stats(device=None) -> None:
     AssertionError (there is no CUDA allocator)."""
     _device_index(device)
     _lazy_init()
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    """Deprecated spelling of ``reset_peak_memory_stats``: warns as torch does, then calls it."""
+    warnings.warn("torch.cuda.reset_max_memory_allocated now calls "
+                  "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+                  FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None) -> None:
+    """Deprecated spelling of ``reset_peak_memory_stats``: warns as torch does, then calls it."""
+    warnings.warn("torch.cuda.reset_max_memory_cached now calls "
+                  "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+                  FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device)
 
 
 def reset_accumulated_memory_stats(device=None) -> None:

@@ -158,6 +158,10 @@ def test_cpu_policy_matches_torch(name, ac_dtype, in_dtype):
             res[lib] = e
     g, r = res["gt"], res["torch"]
     if isinstance(r, Exception):
+        if "could not create a primitive descriptor" in str(r):
+            # torch's oneDNN has no bfloat16 kernel for this CPU (no AVX512-BF16): a gap of
+            # that build on this machine, not an error glasstorch should copy
+            pytest.skip(f"torch cannot run it on this CPU: {r}")
         assert isinstance(g, type(r)), f"torch raised {r!r}, glasstorch gave {g!r}"
         return
     if isinstance(g, Exception):

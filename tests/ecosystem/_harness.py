@@ -20,6 +20,9 @@ RUNNER = os.path.join(HERE, "_runner.py")
 # logits from failing on their last bits
 RTOL = 2e-4
 ATOL = 2e-5
+# a weight's gradient sums over every position of every image: its float32 round-off depends
+# on the BLAS build's summation order (AVX2 against AVX512 machines), so it gets more room
+GRAD_ATOL = 1e-4
 
 
 def offline_env(extra_path=()):
@@ -115,7 +118,7 @@ def compare_case(name, expected, exp_arrays, got, got_arrays):
             continue
         if want.dtype.kind in "fc":
             scale = float(np.max(np.abs(want))) if want.size else 0.0
-            atol = ATOL * max(1.0, scale)
+            atol = (GRAD_ATOL if key.startswith("grad.") else ATOL) * max(1.0, scale)
             if not np.allclose(have, want, rtol=RTOL, atol=atol, equal_nan=True):
                 err = np.max(np.abs(have.astype(np.float64) - want.astype(np.float64)))
                 problems.append(f"{key}: values differ (max abs err {err:.3g}, "

@@ -30,7 +30,10 @@ sys.path[:0] = [os.path.dirname(HERE)]
 from ecosystem import _harness  # noqa: E402
 
 LIBRARIES = ["einops", "torchinfo", "torchmetrics", "timm", "transformers", "peft",
-             "accelerate", "lightning", "x_transformers", "sentence_transformers"]
+             "accelerate", "lightning", "x_transformers", "sentence_transformers",
+             "kornia", "pyro", "gpytorch", "skorch", "pytorch_optimizer", "torch_optimizer",
+             "vector_quantize_pytorch", "ema_pytorch", "entmax", "lion_pytorch", "torch_ema",
+             "torchdiffeq", "rotary_embedding_torch"]
 FIXTURE_BUDGET = 2 * 1024 * 1024
 
 

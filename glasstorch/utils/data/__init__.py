@@ -1,6 +1,8 @@
 """``glasstorch.utils.data``: datasets, samplers and the DataLoader (torch.utils.data)."""
 
+from . import datapipes, graph_settings  # noqa: F401  (torch.utils.data.datapipes)
 from .dataloader import DataLoader, _DatasetKind, default_collate, default_convert, get_worker_info
+from .datapipes import DataChunk, IterDataPipe, MapDataPipe  # noqa: F401
 from .dataset import (
            ChainDataset,
            ConcatDataset,

@@ -1,0 +1,1 @@
+"""Tensor subclasses torch's tracing machinery uses (torch._subclasses)."""

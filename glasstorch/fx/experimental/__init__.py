@@ -1,0 +1,1 @@
+"""Experimental fx tools (torch.fx.experimental)."""

@@ -1,0 +1,1 @@
+"""glasstorch.nested._internal: the nested tensor class behind ``torch.nested``."""
