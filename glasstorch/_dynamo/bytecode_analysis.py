@@ -15,6 +15,7 @@ a global), by whether its module is one of the side-effect-free ones."""
 from __future__ import annotations
 
 import dis
+import gc
 import os
 import sys
 import sysconfig
@@ -257,12 +258,18 @@ class Watch:
 
     def __enter__(self):
         self._previous = sys.gettrace()
+        # a cyclic collection would run other code's finalizers and weakref callbacks inside
+        # the watched frames, and the watch would judge them as part of the program
+        self._gc_was_enabled = gc.isenabled()
+        gc.disable()
         sys.settrace(self._call)
         return self
 
     def __exit__(self, kind, value, tb):
         replaced = sys.gettrace() != self._call and self.reason is None
         sys.settrace(self._previous)
+        if self._gc_was_enabled:
+            gc.enable()
         if self.reason is not None:
             raise Unsound(self.reason, self.user_stack) from (value if kind is _Stop else None)
         if replaced:
