@@ -34,6 +34,7 @@ from ._common import (
     wrap,
     xp,
 )
+from ._libstdcxx import StdSelect
 from .creation import (
     _into_out,
     _is_sparse,
@@ -931,150 +932,17 @@ def _multinomial_checks(input, num_samples, replacement):
     return a, w
 
 
-@register()
-# torch's CPU topk orders (value, index) pairs with the C++ library's std::partial_sort
-# (when k * 64 <= n) or std::nth_element then std::sort, comparing values only, so equal keys
-# come out in the order those algorithms leave them (GCC's libstdc++, which torch's Linux
-# wheels use). Keys without ties among the top k are ordered the same by any sort; rows with
-# such ties are ordered by these emulations of libstdc++'s steps.
-
 def _topk_indices(keys, k):
     """Indices of the ``k`` largest entries of each row of ``keys`` (float64), in the order
-    torch's CPU topk gives them."""
+    torch's CPU topk gives them: any sort agrees where the top ``k + 1`` keys have no tie;
+    rows with one replay libstdc++'s steps."""
     order = xp.argsort(-keys, axis=1, kind="stable")
     top = xp.take_along_axis(keys, order[:, :min(k + 1, keys.shape[1])], axis=1)
     tied = (top[:, 1:] == top[:, :-1]).any(axis=1)
     out = order[:, :k].copy()
     for r in xp.flatnonzero(tied):
-        out[r] = _libstdcxx_topk(keys[r].tolist(), k)
+        out[r] = StdSelect(keys[r].tolist(), largest=True).topk(k)
     return out
-
-
-def _libstdcxx_topk(vals, k):
-    n = len(vals)
-    q = list(range(n))
-
-    def comp(i, j):   # "comes before": greater, NaN first
-        a, b = vals[i], vals[j]
-        return (a != a and b == b) or a > b
-
-    def adjust_heap(first, hole, length, value):
-        top, child = hole, hole
-        while child < (length - 1) // 2:
-            child = 2 * (child + 1)
-            if comp(q[first + child], q[first + child - 1]):
-                child -= 1
-            q[first + hole] = q[first + child]
-            hole = child
-        if length % 2 == 0 and child == (length - 2) // 2:
-            child = 2 * (child + 1)
-            q[first + hole] = q[first + child - 1]
-            hole = child - 1
-        parent = (hole - 1) // 2
-        while hole > top and comp(q[first + parent], value):
-            q[first + hole] = q[first + parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        q[first + hole] = value
-
-    def heap_select(first, middle, last):
-        length = middle - first
-        if length > 1:
-            for parent in range((length - 2) // 2, -1, -1):
-                adjust_heap(first, parent, length, q[first + parent])
-        for i in range(middle, last):
-            if comp(q[i], q[first]):
-                value = q[i]
-                q[i] = q[first]
-                adjust_heap(first, 0, length, value)
-
-    def sort_heap(first, last):
-        while last - first > 1:
-            last -= 1
-            value = q[last]
-            q[last] = q[first]
-            adjust_heap(first, 0, last - first, value)
-
-    def median_to_first(res, a, b, c):
-        if comp(q[a], q[b]):
-            m = b if comp(q[b], q[c]) else (c if comp(q[a], q[c]) else a)
-        else:
-            m = a if comp(q[a], q[c]) else (c if comp(q[b], q[c]) else b)
-        q[res], q[m] = q[m], q[res]
-
-    def partition_pivot(first, last):
-        median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
-        lo, hi, pivot = first + 1, last, q[first]
-        while True:
-            while comp(q[lo], pivot):
-                lo += 1
-            hi -= 1
-            while comp(pivot, q[hi]):
-                hi -= 1
-            if not lo < hi:
-                return lo
-            q[lo], q[hi] = q[hi], q[lo]
-            lo += 1
-
-    def linear_insert(i):
-        value, j = q[i], i - 1
-        while comp(value, q[j]):
-            q[j + 1] = q[j]
-            j -= 1
-        q[j + 1] = value
-
-    def insertion_sort(first, last):
-        for i in range(first + 1, last):
-            if comp(q[i], q[first]):
-                value = q[i]
-                q[first + 1:i + 1] = q[first:i]
-                q[first] = value
-            else:
-                linear_insert(i)
-
-    def introsort(first, last, depth):
-        while last - first > 16:
-            if depth == 0:
-                heap_select(first, last, last)
-                sort_heap(first, last)
-                return
-            depth -= 1
-            cut = partition_pivot(first, last)
-            introsort(cut, last, depth)
-            last = cut
-
-    def std_sort(first, last):
-        if last - first < 2:
-            return
-        introsort(first, last, 2 * ((last - first).bit_length() - 1))
-        if last - first > 16:
-            insertion_sort(first, first + 16)
-            for i in range(first + 16, last):
-                linear_insert(i)
-        else:
-            insertion_sort(first, last)
-
-    if k * 64 <= n:                                   # std::partial_sort
-        heap_select(0, k, n)
-        sort_heap(0, k)
-    else:                                             # std::nth_element, std::sort
-        first, last, nth = 0, n, k - 1
-        depth = 2 * (n.bit_length() - 1)
-        while last - first > 3:
-            if depth == 0:
-                heap_select(first, nth + 1, last)
-                q[first], q[nth] = q[nth], q[first]
-                break
-            depth -= 1
-            cut = partition_pivot(first, last)
-            if cut <= nth:
-                first = cut
-            else:
-                last = cut
-        else:
-            insertion_sort(first, last)
-        std_sort(0, k - 1)
-    return q[:k]
 
 
 @register()

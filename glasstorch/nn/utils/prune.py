@@ -10,12 +10,13 @@ what is still unpruned. :func:`remove` makes the pruning permanent.
 
 from __future__ import annotations
 
-import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 import glasstorch
+
+from ..._ops._libstdcxx import StdSelect
 
 __all__ = [
     "BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured", "LnStructured",
@@ -521,115 +522,5 @@ def _topk_indices(values, k, largest):
         beyond = (values > kth) if largest else (values < kth)
         if int(beyond.sum()) + int((values == kth).sum()) == k:
             return chosen.indices  # no tie at the cut: every algorithm picks this set
-    return glasstorch.tensor(_StdSelect(values.tolist(), largest).first(k),
+    return glasstorch.tensor(StdSelect(values.tolist(), largest).first(k),
                              dtype=glasstorch.int64)
-
-
-class _StdSelect:
-    """Replays libstdc++'s ``partial_sort``/``nth_element`` selection (as torch's topk
-    calls them) over ``(value, index)`` pairs, to learn which indices end up in front."""
-
-    def __init__(self, values, largest):
-        self.items = [(v, i) for i, v in enumerate(values)]
-        isnan = math.isnan
-        if largest:  # NaN ranks above everything, as in torch
-            self.less = lambda x, y: (isnan(x[0]) and not isnan(y[0])) or x[0] > y[0]
-        else:
-            self.less = lambda x, y: (not isnan(x[0]) and isnan(y[0])) or x[0] < y[0]
-
-    def first(self, k):
-        """The (sorted) indices of the ``k`` pairs the selection leaves in front."""
-        n = len(self.items)
-        if k * 64 <= n:
-            self._heap_select(0, k, n)
-        else:
-            self._nth_element(k - 1)
-        return sorted(i for _, i in self.items[:k])
-
-    def _sift(self, first, hole, length, value):
-        # libstdc++'s __adjust_heap: move the hole down to a leaf, then push ``value`` up
-        a, less = self.items, self.less
-        top = child = hole
-        while child < (length - 1) // 2:
-            child = 2 * (child + 1)
-            if less(a[first + child], a[first + child - 1]):
-                child -= 1
-            a[first + hole] = a[first + child]
-            hole = child
-        if length % 2 == 0 and child == (length - 2) // 2:
-            child = 2 * (child + 1)
-            a[first + hole] = a[first + child - 1]
-            hole = child - 1
-        parent = (hole - 1) // 2
-        while hole > top and less(a[first + parent], value):
-            a[first + hole] = a[first + parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        a[first + hole] = value
-
-    def _heap_select(self, first, middle, last):
-        a, less = self.items, self.less
-        length = middle - first
-        if length >= 2:  # make_heap
-            parent = (length - 2) // 2
-            while True:
-                self._sift(first, parent, length, a[first + parent])
-                if parent == 0:
-                    break
-                parent -= 1
-        for i in range(middle, last):
-            if less(a[i], a[first]):  # pop_heap into position i
-                value = a[i]
-                a[i] = a[first]
-                self._sift(first, 0, length, value)
-
-    def _insertion_sort(self, first, last):
-        a, less = self.items, self.less
-        for i in range(first + 1, last):
-            value = a[i]
-            if less(value, a[first]):
-                a[first + 1:i + 1] = a[first:i]
-                a[first] = value
-            else:
-                j = i
-                while less(value, a[j - 1]):
-                    a[j] = a[j - 1]
-                    j -= 1
-                a[j] = value
-
-    def _nth_element(self, nth):
-        # introselect: median-of-three pivot, unguarded partition, heap select once the
-        # depth budget (2 * floor(log2 n)) is spent, insertion sort on the last <= 3
-        a, less = self.items, self.less
-        first, last = 0, len(a)
-        if nth == last:
-            return
-        depth = 2 * (last.bit_length() - 1)
-        while last - first > 3:
-            if depth == 0:
-                self._heap_select(first, nth + 1, last)
-                a[first], a[nth] = a[nth], a[first]
-                return
-            depth -= 1
-            x, y, z = first + 1, first + (last - first) // 2, last - 1
-            if less(a[x], a[y]):
-                m = y if less(a[y], a[z]) else (z if less(a[x], a[z]) else x)
-            else:
-                m = x if less(a[x], a[z]) else (z if less(a[y], a[z]) else y)
-            a[first], a[m] = a[m], a[first]
-            pivot, lo, hi = a[first], first + 1, last
-            while True:
-                while less(a[lo], pivot):
-                    lo += 1
-                hi -= 1
-                while less(pivot, a[hi]):
-                    hi -= 1
-                if not lo < hi:
-                    break
-                a[lo], a[hi] = a[hi], a[lo]
-                lo += 1
-            if lo <= nth:
-                first = lo
-            else:
-                last = lo
-        self._insertion_sort(first, last)
