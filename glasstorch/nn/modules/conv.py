@@ -9,16 +9,11 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter, is_lazy
 from .module import Module
+from .utils import _as_tuple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
            "LazyConvTranspose2d", "LazyConvTranspose3d"]
-
-
-def _ntuple(v, n):
-    if isinstance(v, (list, tuple)):
-        return tuple(v)
-    return (v,) * n
 
 
 class _ConvNd(Module):
@@ -120,10 +115,10 @@ class _Conv(_ConvNd):
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                  dtype=None) -> None:
         n = self._nd
-        super().__init__(in_channels, out_channels, _ntuple(kernel_size, n),
-                         _ntuple(stride, n),
-                         padding if isinstance(padding, str) else _ntuple(padding, n),
-                         _ntuple(dilation, n), False, _ntuple(0, n), groups, bias,
+        super().__init__(in_channels, out_channels, _as_tuple(kernel_size, n),
+                         _as_tuple(stride, n),
+                         padding if isinstance(padding, str) else _as_tuple(padding, n),
+                         _as_tuple(dilation, n), False, _as_tuple(0, n), groups, bias,
                          padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
@@ -131,7 +126,7 @@ class _Conv(_ConvNd):
         if self.padding_mode != "zeros":
             return fn(F.pad(input, self._reversed_padding_repeated_twice,
                             mode=self.padding_mode),
-                      weight, bias, self.stride, _ntuple(0, self._nd), self.dilation,
+                      weight, bias, self.stride, _as_tuple(0, self._nd), self.dilation,
                       self.groups)
         return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
@@ -162,14 +157,14 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(f'Only "zeros" padding mode is supported for '
                              f'{self.__class__.__name__}')
         n = self._nd
-        super().__init__(in_channels, out_channels, _ntuple(kernel_size, n),
-                         _ntuple(stride, n), _ntuple(padding, n), _ntuple(dilation, n), True,
-                         _ntuple(output_padding, n), groups, bias, padding_mode, device, dtype)
+        super().__init__(in_channels, out_channels, _as_tuple(kernel_size, n),
+                         _as_tuple(stride, n), _as_tuple(padding, n), _as_tuple(dilation, n), True,
+                         _as_tuple(output_padding, n), groups, bias, padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size, stride, padding, kernel_size,
                         num_spatial_dims, dilation=None):
         if output_size is None:
-            return _ntuple(self.output_padding, num_spatial_dims)
+            return _as_tuple(self.output_padding, num_spatial_dims)
         has_batch_dim = input.dim() == num_spatial_dims + 2
         num_non_spatial_dims = 2 if has_batch_dim else 1
         output_size = list(output_size)

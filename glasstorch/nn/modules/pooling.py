@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
+from .utils import _as_tuple
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d"]
-
-
-def _ntuple(v, n):
-    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
 
 
 class _MaxPoolNd(Module):
@@ -58,9 +55,9 @@ class _MaxUnpoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
         n = self._nd
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
-        self.padding = _ntuple(padding, n)
+        self.kernel_size = _as_tuple(kernel_size, n)
+        self.stride = _as_tuple(stride if stride is not None else kernel_size, n)
+        self.padding = _as_tuple(padding, n)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -98,9 +95,9 @@ class AvgPool1d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True) -> None:
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 1)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _ntuple(padding, 1)
+        self.kernel_size = _as_tuple(kernel_size, 1)
+        self.stride = _as_tuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _as_tuple(padding, 1)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
@@ -238,11 +235,11 @@ class _FractionalMaxPoolNd(Module):
                  _random_samples=None) -> None:
         super().__init__()
         nd, name = self._nd, type(self).__name__
-        self.kernel_size = _ntuple(kernel_size, nd)
+        self.kernel_size = _as_tuple(kernel_size, nd)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = _ntuple(output_size, nd) if output_size is not None else None
-        self.output_ratio = _ntuple(output_ratio, nd) if output_ratio is not None else None
+        self.output_size = _as_tuple(output_size, nd) if output_size is not None else None
+        self.output_ratio = _as_tuple(output_ratio, nd) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
             raise ValueError(f"{name} requires specifying either an output size, or a pooling "
                              f"ratio")

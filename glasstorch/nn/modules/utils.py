@@ -8,12 +8,17 @@ from itertools import repeat
 __all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
+def _as_tuple(x, n):
+    """``x`` as a tuple if it is iterable, else ``x`` repeated ``n`` times."""
+    if isinstance(x, collections.abc.Iterable):
+        return tuple(x)
+    return tuple(repeat(x, n))
+
+
 def _ntuple(n, name="parse"):
     """A parser that keeps an iterable as a tuple and repeats anything else ``n`` times."""
     def parse(x):
-        if isinstance(x, collections.abc.Iterable):
-            return tuple(x)
-        return tuple(repeat(x, n))
+        return _as_tuple(x, n)
 
     parse.__name__ = name
     return parse
